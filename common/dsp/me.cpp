@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
+#include <thread>
 #include <vector>
 
 #include "common/dsp/me.h"
@@ -219,21 +220,30 @@ class CpuMotionSearch final : public MotionSearch {
     std::unique_ptr<QpelPlanes> planes;
     if (p.subpel != Subpel::None) planes = std::make_unique<QpelPlanes>(ref);
 
-    for (int mby = 0; mby < out.mb_rows; mby++) {
-      for (int mbx = 0; mbx < out.mb_cols; mbx++) {
-        const int mb = mby * out.mb_cols + mbx;
-        const MvCost pred = p.predictors ? p.predictors[mb] : MvCost{0, 0, 0};
-        MbPartitions& res = out.data[mb];
-        search_mb_integer(cur, ref, p, mbx, mby, pred, res);
-        if (!planes) continue;
-        for (int i = 0; i < kNumPartitions; i++) {
-          const PartitionGeometry g = partition_geometry(i);
-          refine_step(cur, *planes, p, mbx * kMb, mby * kMb, g, pred, 2, res.part[i]);
-          if (p.subpel == Subpel::Quarter)
-            refine_step(cur, *planes, p, mbx * kMb, mby * kMb, g, pred, 1, res.part[i]);
+    // Macroblocks are independent: rows are shared out among threads, which changes no result.
+    auto search_rows = [&](int first_row, int row_step) {
+      for (int mby = first_row; mby < out.mb_rows; mby += row_step) {
+        for (int mbx = 0; mbx < out.mb_cols; mbx++) {
+          const int mb = mby * out.mb_cols + mbx;
+          const MvCost pred = p.predictors ? p.predictors[mb] : MvCost{0, 0, 0};
+          MbPartitions& res = out.data[mb];
+          search_mb_integer(cur, ref, p, mbx, mby, pred, res);
+          if (!planes) continue;
+          for (int i = 0; i < kNumPartitions; i++) {
+            const PartitionGeometry g = partition_geometry(i);
+            refine_step(cur, *planes, p, mbx * kMb, mby * kMb, g, pred, 2, res.part[i]);
+            if (p.subpel == Subpel::Quarter)
+              refine_step(cur, *planes, p, mbx * kMb, mby * kMb, g, pred, 1, res.part[i]);
+          }
         }
       }
-    }
+    };
+    const int nthreads = std::max(1, std::min<int>(int(std::thread::hardware_concurrency()),
+                                                   out.mb_rows));
+    std::vector<std::thread> workers;
+    for (int t = 1; t < nthreads; t++) workers.emplace_back(search_rows, t, nthreads);
+    search_rows(0, nthreads);
+    for (auto& w : workers) w.join();
     return {};
   }
 
