@@ -1,0 +1,213 @@
+// backend.cpp: the CUDA backend: device selection, host/device staging around gpu/me.cu
+#include "gpu/backend.h"
+
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "gpu/device.h"
+#include "gpu/me.h"
+
+namespace gvc {
+namespace {
+
+using cuda::check;
+
+// Shared by the backend and the motion searches it hands out.
+struct CudaState {
+  int device = 0;
+  bool use_current_context = false;  // the creator had a context current: never cudaSetDevice
+  cuda::Stream stream;
+
+  Status enter() const {
+    if (use_current_context) {
+      if (!cuda::context_is_current())
+        return Status::error("the CUDA backend was created in a CUDA context that is not "
+                             "current any more (push it before calling)");
+      return {};
+    }
+    // Created without a context: always this device's primary context.
+    return check(cudaSetDevice(device), "cudaSetDevice");
+  }
+};
+
+class CudaMotionSearch final : public MotionSearch {
+ public:
+  explicit CudaMotionSearch(std::shared_ptr<CudaState> state) : state_(std::move(state)) {}
+
+  ~CudaMotionSearch() override {
+    // Free in the context the memory belongs to.
+    if (!state_->enter().ok()) return;
+  }
+
+  Status run(const PlaneView& cur, const PlaneView& ref, const MeParams& p,
+             MbPartitionField& out) override {
+    if (cur.width != ref.width || cur.height != ref.height || cur.width <= 0 || cur.height <= 0)
+      return Status::error("current and reference frames must have the same, non-empty size");
+    if (p.range < kMinSearchRange || p.range > kMaxSearchRange)
+      return Status::error("search range must be between 8 and 64");
+    if (p.lambda > 65535) return Status::error("lambda must be at most 65535");
+    if (out.mb_cols != mb_count(cur.width) || out.mb_rows != mb_count(cur.height) || !out.data)
+      return Status::error("result field does not match the frame size");
+    if (!cur.data || !ref.data) return Status::error("frame views without data");
+    GVC_TRY(state_->enter());
+    cudaStream_t s = state_->stream.get();
+
+    cuda::DevicePlane dcur, dref;
+    GVC_TRY(stage_plane(cur, cur_buf_, &dcur, s));
+    GVC_TRY(stage_plane(ref, ref_buf_, &dref, s));
+
+    const size_t nmb = size_t(out.mb_cols) * out.mb_rows;
+    const MvCost* dpred = nullptr;
+    if (p.predictors) {
+      GVC_TRY(pred_buf_.reserve(nmb * sizeof(MvCost)));
+      GVC_CUDA_TRY(cudaMemcpyAsync(pred_buf_.get(), p.predictors, nmb * sizeof(MvCost),
+                                   cudaMemcpyHostToDevice, s));
+      dpred = pred_buf_.get<MvCost>();
+    }
+    MbPartitions* dout = out.data;
+    if (out.loc == MemoryLocation::Host) {
+      GVC_TRY(out_buf_.reserve(nmb * sizeof(MbPartitions)));
+      dout = out_buf_.get<MbPartitions>();
+    }
+    GVC_TRY(core_.search(dcur, dref, p.range, p.lambda, p.subpel, dpred, dout, s));
+    if (out.loc == MemoryLocation::Host)
+      GVC_CUDA_TRY(cudaMemcpyAsync(out.data, dout, nmb * sizeof(MbPartitions),
+                                   cudaMemcpyDeviceToHost, s));
+    return state_->stream.synchronize("motion search");
+  }
+
+  Status select_blocks(const MbPartitionField& parts, BlockSize size,
+                       MvBlockField& out) override {
+    int bw, bh, cols, rows;
+    block_field_dims(size, parts.mb_cols, parts.mb_rows, &bw, &bh, &cols, &rows);
+    if (out.cols != cols || out.rows != rows || !out.data || !parts.data)
+      return Status::error("block field does not match the partition field");
+    out.block_w = bw;
+    out.block_h = bh;
+    GVC_TRY(state_->enter());
+    cudaStream_t s = state_->stream.get();
+    const size_t nmb = size_t(parts.mb_cols) * parts.mb_rows;
+    const size_t nblk = size_t(cols) * rows;
+    const MbPartitions* dparts = parts.data;
+    if (parts.loc == MemoryLocation::Host) {
+      GVC_TRY(out_buf_.reserve(nmb * sizeof(MbPartitions)));
+      GVC_CUDA_TRY(cudaMemcpyAsync(out_buf_.get(), parts.data, nmb * sizeof(MbPartitions),
+                                   cudaMemcpyHostToDevice, s));
+      dparts = out_buf_.get<MbPartitions>();
+    }
+    MvCost* dout = out.data;
+    if (out.loc == MemoryLocation::Host) {
+      GVC_TRY(blk_buf_.reserve(nblk * sizeof(MvCost)));
+      dout = blk_buf_.get<MvCost>();
+    }
+    GVC_TRY(core_.select_blocks(dparts, parts.mb_cols, parts.mb_rows, size, dout, s));
+    if (out.loc == MemoryLocation::Host)
+      GVC_CUDA_TRY(cudaMemcpyAsync(out.data, dout, nblk * sizeof(MvCost),
+                                   cudaMemcpyDeviceToHost, s));
+    return state_->stream.synchronize("block selection");
+  }
+
+ private:
+  // A device view of `v`: itself when it is in device memory, else an uploaded copy.
+  static Status stage_plane(const PlaneView& v, cuda::DeviceBuffer& buf, cuda::DevicePlane* d,
+                            cudaStream_t s) {
+    if (v.loc == MemoryLocation::Device) {
+      *d = {v.data, v.stride, v.width, v.height};
+      return {};
+    }
+    const size_t pitch = (size_t(v.width) + 63) & ~size_t(63);
+    GVC_TRY(buf.reserve(pitch * v.height));
+    GVC_CUDA_TRY(cudaMemcpy2DAsync(buf.get(), pitch, v.data, size_t(v.stride), size_t(v.width),
+                                   size_t(v.height), cudaMemcpyHostToDevice, s));
+    *d = {buf.get<uint8_t>(), ptrdiff_t(pitch), v.width, v.height};
+    return {};
+  }
+
+  std::shared_ptr<CudaState> state_;
+  cuda::MeCore core_;
+  cuda::DeviceBuffer cur_buf_, ref_buf_, pred_buf_, out_buf_, blk_buf_;
+};
+
+class CudaBackend final : public Backend {
+ public:
+  explicit CudaBackend(std::shared_ptr<CudaState> state) : state_(std::move(state)) {}
+
+  const char* name() const override { return "cuda"; }
+  MemoryLocation location() const override { return MemoryLocation::Device; }
+
+  std::unique_ptr<MotionSearch> motion_search() override {
+    return std::make_unique<CudaMotionSearch>(state_);
+  }
+
+  void* allocate(size_t bytes) override {
+    if (!state_->enter().ok()) return nullptr;
+    void* p = nullptr;
+    if (cudaMalloc(&p, bytes ? bytes : 1) != cudaSuccess) return nullptr;
+    return p;
+  }
+
+  void release(void* p) override {
+    if (p && state_->enter().ok()) cudaFree(p);
+  }
+
+  Status copy(void* dst, MemoryLocation dst_loc, const void* src, MemoryLocation src_loc,
+              size_t bytes) override {
+    GVC_TRY(state_->enter());
+    cudaMemcpyKind kind;
+    if (dst_loc == MemoryLocation::Host)
+      kind = src_loc == MemoryLocation::Host ? cudaMemcpyHostToHost : cudaMemcpyDeviceToHost;
+    else
+      kind = src_loc == MemoryLocation::Host ? cudaMemcpyHostToDevice : cudaMemcpyDeviceToDevice;
+    GVC_CUDA_TRY(cudaMemcpyAsync(dst, src, bytes, kind, state_->stream.get()));
+    return state_->stream.synchronize("copy");
+  }
+
+  Status synchronize() override {
+    GVC_TRY(state_->enter());
+    return state_->stream.synchronize("synchronize");
+  }
+
+ private:
+  std::shared_ptr<CudaState> state_;
+};
+
+}  // namespace
+
+std::unique_ptr<Backend> make_cuda_backend(int device_id, Status* why) {
+  auto fail = [&](std::string msg) -> std::unique_ptr<Backend> {
+    if (why) *why = Status::error(std::move(msg));
+    return nullptr;
+  };
+  int count = 0;
+  const cudaError_t e = cudaGetDeviceCount(&count);
+  if (e != cudaSuccess)
+    return fail(std::string("no usable CUDA driver or device: ") + cudaGetErrorString(e));
+  if (count <= 0) return fail("no CUDA device found");
+
+  auto state = std::make_shared<CudaState>();
+  if (cuda::context_is_current()) {
+    int current = -1;
+    Status st = check(cudaGetDevice(&current), "cudaGetDevice");
+    if (!st.ok()) return fail(st.message());
+    if (device_id >= 0 && device_id != current)
+      return fail("the current CUDA context is on device " + std::to_string(current) +
+                  ", not on the requested device " + std::to_string(device_id));
+    state->device = current;
+    state->use_current_context = true;
+  } else {
+    if (device_id < 0) device_id = 0;
+    if (device_id >= count)
+      return fail("CUDA device " + std::to_string(device_id) + " does not exist (" +
+                  std::to_string(count) + " found)");
+    state->device = device_id;
+    Status st = cuda::enter_device(device_id);
+    if (!st.ok()) return fail(st.message());
+  }
+  Status st = state->stream.create();
+  if (!st.ok()) return fail(st.message());
+  if (why) *why = Status();
+  return std::make_unique<CudaBackend>(std::move(state));
+}
+
+}  // namespace gvc

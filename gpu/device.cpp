@@ -1,0 +1,97 @@
+// device.cpp: CUDA error checking, device buffers, streams and the current-context rule
+#include "gpu/device.h"
+
+#include <cstdio>
+
+namespace gvc {
+namespace cuda {
+
+Status check(cudaError_t e, const char* what) {
+  if (e == cudaSuccess) return {};
+  std::string msg = what;
+  msg += ": ";
+  msg += cudaGetErrorName(e);
+  msg += ": ";
+  msg += cudaGetErrorString(e);
+  return Status::error(msg);
+}
+
+bool context_is_current() {
+  // CUresult cuCtxGetCurrent(CUcontext*): CUresult and CUcontext are an int and a pointer.
+  using CtxGetCurrent = int (*)(void**);
+  static CtxGetCurrent fn = [] {
+    void* p = nullptr;
+    cudaDriverEntryPointQueryResult q = cudaDriverEntryPointSymbolNotFound;
+    if (cudaGetDriverEntryPointByVersion("cuCtxGetCurrent", &p, 12000, cudaEnableDefault, &q) !=
+            cudaSuccess ||
+        q != cudaDriverEntryPointSuccess)
+      p = nullptr;
+    return reinterpret_cast<CtxGetCurrent>(p);
+  }();
+  if (!fn) return false;
+  void* ctx = nullptr;
+  return fn(&ctx) == 0 && ctx != nullptr;
+}
+
+Status enter_device(int device_id) {
+  if (context_is_current()) return {};
+  return check(cudaSetDevice(device_id), "cudaSetDevice");
+}
+
+Status DeviceBuffer::reserve(size_t bytes) {
+  if (bytes <= bytes_ && ptr_) return {};
+  reset();
+  void* p = nullptr;
+  GVC_CUDA_TRY(cudaMalloc(&p, bytes ? bytes : 1));
+  ptr_ = p;
+  bytes_ = bytes;
+  return {};
+}
+
+void DeviceBuffer::reset() {
+  if (ptr_) cudaFree(ptr_);  // nothing useful to do with an error while freeing
+  ptr_ = nullptr;
+  bytes_ = 0;
+}
+
+Status PinnedBuffer::reserve(size_t bytes) {
+  if (bytes <= bytes_ && ptr_) return {};
+  reset();
+  void* p = nullptr;
+  GVC_CUDA_TRY(cudaMallocHost(&p, bytes ? bytes : 1));
+  ptr_ = p;
+  bytes_ = bytes;
+  return {};
+}
+
+void PinnedBuffer::reset() {
+  if (ptr_) cudaFreeHost(ptr_);
+  ptr_ = nullptr;
+  bytes_ = 0;
+}
+
+Stream::~Stream() {
+  if (stream_) cudaStreamDestroy(stream_);
+}
+
+Status Stream::create() {
+  if (stream_) return {};
+  return check(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking),
+               "cudaStreamCreateWithFlags");
+}
+
+Status Stream::synchronize(const char* what) const {
+  return check(cudaStreamSynchronize(stream_), what);
+}
+
+std::string describe_device(int device_id) {
+  cudaDeviceProp prop{};
+  if (cudaGetDeviceProperties(&prop, device_id) != cudaSuccess) return "unknown CUDA device";
+  char buf[320];
+  std::snprintf(buf, sizeof buf, "%s (sm_%d%d, %d SMs)", prop.name, prop.major, prop.minor,
+                prop.multiProcessorCount);
+  return buf;
+}
+
+}  // namespace cuda
+}  // namespace gvc

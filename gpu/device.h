@@ -1,0 +1,110 @@
+// device.h: CUDA error checking into gvc::Status, RAII device buffers, the stream and context rules
+//
+// This header is for gpu/ and its tests only: it is the one place that includes the CUDA
+// runtime headers. Code outside gpu/ uses gpu/backend.h, which needs no CUDA header.
+//
+// Contexts: the runtime API always works on the calling thread's current context. When the
+// caller has made a driver context current (GStreamer's gst_cuda_context_push), that context
+// is used as it is: nothing here calls cudaSetDevice or cudaDeviceReset then, since either
+// would switch the thread to the device's primary context. Only when no context is current do
+// we select `device_id` with cudaSetDevice (its primary context).
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <cstddef>
+#include <string>
+
+#include "common/util/status.h"
+
+namespace gvc {
+namespace cuda {
+
+// Status::error("<what>: <CUDA error name>: <description>") unless `e` is cudaSuccess.
+Status check(cudaError_t e, const char* what);
+
+#define GVC_CUDA_TRY(call)                                           \
+  do {                                                               \
+    ::gvc::Status gvc_cuda_status_ = ::gvc::cuda::check((call), #call); \
+    if (!gvc_cuda_status_.ok()) return gvc_cuda_status_;            \
+  } while (0)
+
+#define GVC_TRY(expr)                                  \
+  do {                                                 \
+    ::gvc::Status gvc_status_ = (expr);                \
+    if (!gvc_status_.ok()) return gvc_status_;         \
+  } while (0)
+
+// True when the calling thread has a current CUDA driver context (pushed by GStreamer or made
+// current by an earlier runtime call). Looks the driver entry point up at run time, so there is
+// no link-time dependency on libcuda.
+bool context_is_current();
+
+// Makes `device_id` current for this thread unless a context is already current (see above).
+Status enter_device(int device_id);
+
+// Device memory that frees itself. reserve() keeps the allocation when it is already large
+// enough, so per-frame calls do not reallocate.
+class DeviceBuffer {
+ public:
+  DeviceBuffer() = default;
+  ~DeviceBuffer() { reset(); }
+  DeviceBuffer(const DeviceBuffer&) = delete;
+  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
+  DeviceBuffer(DeviceBuffer&& o) noexcept : ptr_(o.ptr_), bytes_(o.bytes_) {
+    o.ptr_ = nullptr;
+    o.bytes_ = 0;
+  }
+
+  Status reserve(size_t bytes);
+  void reset();
+
+  template <typename T = void>
+  T* get() const { return static_cast<T*>(ptr_); }
+  size_t size() const { return bytes_; }
+
+ private:
+  void* ptr_ = nullptr;
+  size_t bytes_ = 0;
+};
+
+// Page-locked host memory for staging copies.
+class PinnedBuffer {
+ public:
+  PinnedBuffer() = default;
+  ~PinnedBuffer() { reset(); }
+  PinnedBuffer(const PinnedBuffer&) = delete;
+  PinnedBuffer& operator=(const PinnedBuffer&) = delete;
+
+  Status reserve(size_t bytes);
+  void reset();
+
+  template <typename T = void>
+  T* get() const { return static_cast<T*>(ptr_); }
+
+ private:
+  void* ptr_ = nullptr;
+  size_t bytes_ = 0;
+};
+
+// A non-blocking stream owned by one backend instance.
+class Stream {
+ public:
+  Stream() = default;
+  ~Stream();
+  Stream(const Stream&) = delete;
+  Stream& operator=(const Stream&) = delete;
+
+  Status create();
+  cudaStream_t get() const { return stream_; }
+  Status synchronize(const char* what) const;
+
+ private:
+  cudaStream_t stream_ = nullptr;
+};
+
+// Short description of a device: "NVIDIA H100 80GB HBM3 (sm_90, 132 SMs)".
+std::string describe_device(int device_id);
+
+}  // namespace cuda
+}  // namespace gvc
