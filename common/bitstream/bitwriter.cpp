@@ -1,0 +1,37 @@
+// bitwriter.cpp: MSB-first bit writer with the H.264 descriptors u(n), ue(v), se(v)
+#include "common/bitstream/bitwriter.h"
+
+namespace gvc {
+
+void BitWriter::put_bits(int n, uint32_t value) {
+  for (int i = n - 1; i >= 0; i--) {
+    if ((bits_ & 7) == 0) buf_.push_back(0);
+    if ((value >> i) & 1) buf_.back() |= uint8_t(0x80 >> (bits_ & 7));
+    bits_++;
+  }
+}
+
+void BitWriter::put_ue(uint32_t v) {
+  uint64_t code = uint64_t(v) + 1;
+  int len = 0;
+  while ((code >> (len + 1)) != 0) len++;
+  put_bits(len, 0);
+  // The code is len + 1 bits long: the leading one and len info bits.
+  if (len + 1 > 32) {
+    put_bits(1, 1);
+    put_bits(len, uint32_t(code));
+  } else {
+    put_bits(len + 1, uint32_t(code));
+  }
+}
+
+void BitWriter::rbsp_trailing_bits() {
+  put_bit(1);
+  align_zero();
+}
+
+void BitWriter::align_zero() {
+  while (!byte_aligned()) put_bit(0);
+}
+
+}  // namespace gvc

@@ -1,0 +1,163 @@
+// encoder.cpp: the H.264 encoder engine: frame types, parameter sets, slice loop, reference update
+#include "common/h264enc/encoder.h"
+
+#include <cstring>
+#include <string>
+
+#include "common/bitstream/bitwriter.h"
+#include "common/bitstream/nal.h"
+#include "common/h264enc/analyse.h"
+#include "common/h264enc/cavlc.h"
+#include "common/h264enc/deblock.h"
+#include "common/h264enc/tables.h"
+
+namespace gvc::h264 {
+
+Status Encoder::init(const EncoderParams& p) {
+  if (p.width < 16 || p.height < 16 || p.width > 4096 || p.height > 4096)
+    return Status::error("frame size must be between 16x16 and 4096x4096, got " +
+                         std::to_string(p.width) + "x" + std::to_string(p.height));
+  if (p.width % 2 || p.height % 2)
+    return Status::error("4:2:0 frames need an even width and height");
+  if (p.rc.qp < 0 || p.rc.qp > 51) return Status::error("qp must be within 0..51");
+  if (p.rc.chroma_qp_index_offset < -12 || p.rc.chroma_qp_index_offset > 12)
+    return Status::error("chroma_qp_index_offset must be within -12..12");
+  if (p.analyse.search_range < 4 || p.analyse.search_range > 64)
+    return Status::error("search range must be within 4..64");
+  if (p.deblock.alpha_c0_offset_div2 < -6 || p.deblock.alpha_c0_offset_div2 > 6 ||
+      p.deblock.beta_offset_div2 < -6 || p.deblock.beta_offset_div2 > 6)
+    return Status::error("deblocking offsets must be within -6..6");
+  if (p.keyint_max < 1) return Status::error("keyint_max must be at least 1");
+  params_ = p;
+  mb_width_ = (p.width + 15) / 16;
+  mb_height_ = (p.height + 15) / 16;
+
+  sps_ = Sps();
+  sps_.level_idc = p.level_idc ? p.level_idc : level_for(mb_width_ * mb_height_, 30.0);
+  sps_.log2_max_frame_num_minus4 = 4;  // frame_num cycles through 0..255
+  sps_.max_num_ref_frames = 1;
+  sps_.pic_width_in_mbs_minus1 = mb_width_ - 1;
+  sps_.pic_height_in_map_units_minus1 = mb_height_ - 1;
+  sps_.frame_crop_right_offset = (16 * mb_width_ - p.width) / 2;
+  sps_.frame_crop_bottom_offset = (16 * mb_height_ - p.height) / 2;
+  pps_ = Pps();
+  pps_.pic_init_qp_minus26 = p.rc.qp - 26;
+  pps_.chroma_qp_index_offset = p.rc.chroma_qp_index_offset;
+
+  src_.alloc(mb_width_, mb_height_);
+  rec_.alloc(mb_width_, mb_height_);
+  ref_.alloc(mb_width_, mb_height_);
+  mbs_.assign(size_t(mb_width_) * mb_height_, Macroblock());
+  have_ref_ = false;
+  frame_num_ = 0;
+  frames_since_idr_ = 0;
+  idr_pic_id_ = 0;
+  return Status();
+}
+
+// Copies the input, repeating the last column and row out to whole macroblocks.
+void Encoder::load_source(const FrameIn& in) {
+  for (int p = 0; p < 3; p++) {
+    int w = p ? params_.width / 2 : params_.width, h = p ? params_.height / 2 : params_.height;
+    for (int y = 0; y < src_.height(p); y++) {
+      const uint8_t* s = in.plane[p] + size_t(y < h ? y : h - 1) * in.stride[p];
+      uint8_t* d = src_.at(p, 0, y);
+      std::memcpy(d, s, size_t(w));
+      for (int x = w; x < src_.width(p); x++) d[x] = s[w - 1];
+    }
+  }
+}
+
+Status Encoder::encode(const FrameIn& in, bool force_idr, EncodedFrame& out) {
+  if (mb_width_ == 0) return Status::error("encoder used before init");
+  load_source(in);
+  bool idr = force_idr || !have_ref_ || !params_.analyse.inter ||
+             frames_since_idr_ >= params_.keyint_max;
+  if (idr) {
+    frame_num_ = 0;
+    frames_since_idr_ = 0;
+  }
+  out.annexb.clear();
+  out.idr = idr;
+  out.frame_num = frame_num_;
+
+  BitWriter bw;
+  if (idr) {
+    write_sps(bw, sps_);
+    write_annexb_nal(out.annexb, 3, NalUnitType::kSps, bw.bytes());
+    bw.clear();
+    write_pps(bw, pps_);
+    write_annexb_nal(out.annexb, 3, NalUnitType::kPps, bw.bytes());
+    bw.clear();
+  }
+
+  SliceHeader sh;
+  sh.slice_type = idr ? kSliceI : kSliceP;
+  sh.frame_num = frame_num_;
+  sh.idr = idr;
+  sh.idr_pic_id = idr_pic_id_;
+  sh.nal_ref_idc = idr ? 3 : 2;
+  sh.slice_qp_delta = params_.rc.qp - (26 + pps_.pic_init_qp_minus26);
+  sh.disable_deblocking_filter_idc = params_.deblock.enabled ? 0 : 1;
+  sh.slice_alpha_c0_offset_div2 = params_.deblock.alpha_c0_offset_div2;
+  sh.slice_beta_offset_div2 = params_.deblock.beta_offset_div2;
+  write_slice_header(bw, sps_, pps_, sh);
+
+  MbAnalysis a;
+  a.params = &params_;
+  a.src = &src_;
+  a.rec = &rec_;
+  a.ref = idr ? nullptr : &ref_;
+  a.map = MbMap{mbs_.data(), mb_width_, mb_height_};
+  a.qp = params_.rc.qp;
+  a.qpc = chroma_qp(params_.rc.qp, params_.rc.chroma_qp_index_offset);
+  a.lambda = lambda_for_qp(a.qp);
+  int skip_run = 0;
+  for (int my = 0; my < mb_height_; my++) {
+    for (int mx = 0; mx < mb_width_; mx++) {
+      a.mx = mx;
+      a.my = my;
+      Macroblock& mb = mbs_[size_t(my) * mb_width_ + mx];
+      analyse_and_code_mb(a, mb);
+      if (mb.type == MbType::PSkip) {
+        skip_run++;
+        continue;
+      }
+      if (!idr) {
+        bw.put_ue(uint32_t(skip_run));  // mb_skip_run
+        skip_run = 0;
+      }
+      write_macroblock(bw, a.map, mx, my, !idr);
+    }
+  }
+  if (skip_run) bw.put_ue(uint32_t(skip_run));
+  bw.rbsp_trailing_bits();
+  write_annexb_nal(out.annexb, sh.nal_ref_idc, idr ? NalUnitType::kSliceIdr : NalUnitType::kSliceNonIdr,
+                   bw.bytes());
+
+  if (params_.deblock.enabled) {
+    DeblockParams dp;
+    dp.qp = params_.rc.qp;
+    dp.chroma_qp_index_offset = params_.rc.chroma_qp_index_offset;
+    dp.alpha_c0_offset = 2 * params_.deblock.alpha_c0_offset_div2;
+    dp.beta_offset = 2 * params_.deblock.beta_offset_div2;
+    deblock_picture(rec_, a.map, dp);
+  }
+  std::swap(rec_, ref_);
+  have_ref_ = true;
+  if (idr) idr_pic_id_ = (idr_pic_id_ + 1) % 65536;
+  frame_num_ = (frame_num_ + 1) % (1 << (sps_.log2_max_frame_num_minus4 + 4));
+  frames_since_idr_++;
+  return Status();
+}
+
+void Encoder::recon_i420(std::vector<uint8_t>& out) const {
+  // The last reconstruction is the current reference (swapped in by encode()).
+  out.clear();
+  for (int p = 0; p < 3; p++) {
+    int w = p ? params_.width / 2 : params_.width, h = p ? params_.height / 2 : params_.height;
+    for (int y = 0; y < h; y++) out.insert(out.end(), ref_.at(p, 0, y), ref_.at(p, 0, y) + w);
+  }
+}
+
+}  // namespace gvc::h264

@@ -1,0 +1,155 @@
+// encode_test.cpp: encoder streams decoded by FFmpeg must equal the encoder's reconstruction bit for bit
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "common/h264enc/encoder.h"
+#include "tests/h264/oracle.h"
+
+namespace gvc::h264 {
+namespace {
+
+struct Case {
+  const char* name;
+  int width, height;
+  int qp;
+  int frames;
+  bool intra4x4;
+  bool inter;
+  bool deblock;
+  // Macroblock types this configuration must produce on the clip, so that a pass means
+  // those types were checked: bit 0 I4x4, 1 I16x16, 2 P_L0_16x16, 3 P_Skip.
+  unsigned must_use;
+};
+
+std::ostream& operator<<(std::ostream& os, const Case& c) { return os << c.name; }
+
+constexpr unsigned kUseI4 = 1, kUseI16 = 2, kUseP = 4, kUseSkip = 8;
+
+class EncodeVsFfmpeg : public ::testing::TestWithParam<Case> {};
+
+double psnr(const uint8_t* a, const uint8_t* b, size_t n) {
+  double sse = 0;
+  for (size_t i = 0; i < n; i++) sse += double(a[i] - b[i]) * (a[i] - b[i]);
+  return sse == 0 ? 99.0 : 10 * std::log10(255.0 * 255.0 * double(n) / sse);
+}
+
+TEST_P(EncodeVsFfmpeg, DecodedFramesEqualReconstruction) {
+  const Case& c = GetParam();
+  const std::string ffmpeg = test::find_ffmpeg();
+  ASSERT_FALSE(ffmpeg.empty()) << "ffmpeg is not installed (scripts/test.sh installs it); "
+                                  "it is the decoder oracle of this test";
+  const std::string clip = test::find_test_clip();
+  ASSERT_FALSE(clip.empty()) << "test clip missing: install opencv-doc (vtest.avi) or set GVC_TEST_CLIP";
+  test::TempDir dir;
+  ASSERT_FALSE(dir.path().empty());
+
+  // Source: the first frames of the clip, scaled, as raw I420.
+  const size_t frame_size = size_t(c.width) * c.height * 3 / 2;
+  const std::string src_path = dir.path() + "/src.yuv";
+  auto r = test::run_command({ffmpeg, "-nostdin", "-v", "error", "-i", clip, "-frames:v",
+                              std::to_string(c.frames), "-vf",
+                              "scale=" + std::to_string(c.width) + ":" + std::to_string(c.height),
+                              "-pix_fmt", "yuv420p", "-f", "rawvideo", "-y", src_path});
+  ASSERT_EQ(r.exit_code, 0) << r.stderr_text;
+  std::vector<uint8_t> src;
+  ASSERT_TRUE(test::read_file(src_path, src));
+  ASSERT_EQ(src.size(), frame_size * c.frames);
+
+  EncoderParams p;
+  p.width = c.width;
+  p.height = c.height;
+  p.rc.qp = c.qp;
+  p.analyse.intra4x4 = c.intra4x4;
+  p.analyse.inter = c.inter;
+  p.deblock.enabled = c.deblock;
+  Encoder enc;
+  Status st = enc.init(p);
+  ASSERT_TRUE(st.ok()) << st.message();
+
+  std::vector<uint8_t> stream, recon, frame_recon;
+  unsigned used = 0;
+  for (int f = 0; f < c.frames; f++) {
+    const uint8_t* y = src.data() + f * frame_size;
+    FrameIn in;
+    in.plane[0] = y;
+    in.plane[1] = y + c.width * c.height;
+    in.plane[2] = in.plane[1] + c.width * c.height / 4;
+    in.stride[0] = c.width;
+    in.stride[1] = in.stride[2] = c.width / 2;
+    EncodedFrame out;
+    st = enc.encode(in, false, out);
+    ASSERT_TRUE(st.ok()) << st.message();
+    EXPECT_EQ(out.idr, f == 0 || !c.inter);
+    stream.insert(stream.end(), out.annexb.begin(), out.annexb.end());
+    enc.recon_i420(frame_recon);
+    ASSERT_EQ(frame_recon.size(), frame_size);
+    recon.insert(recon.end(), frame_recon.begin(), frame_recon.end());
+    for (const Macroblock& mb : enc.macroblocks()) {
+      if (mb.type == MbType::I4x4) used |= kUseI4;
+      if (mb.type == MbType::I16x16) used |= kUseI16;
+      if (mb.type == MbType::PL0_16x16) used |= kUseP;
+      if (mb.type == MbType::PSkip) used |= kUseSkip;
+    }
+  }
+  EXPECT_EQ(used & c.must_use, c.must_use) << "macroblock types used: 0x" << std::hex << used;
+
+  const std::string h264_path = dir.path() + "/out.264", dec_path = dir.path() + "/dec.yuv";
+  ASSERT_TRUE(test::write_file(h264_path, stream));
+  r = test::run_command({ffmpeg, "-nostdin", "-v", "error", "-err_detect", "crccheck+bitstream+buffer+explode",
+                         "-f", "h264", "-i", h264_path, "-f", "rawvideo", "-pix_fmt", "yuv420p", "-"},
+                        dec_path);
+  EXPECT_EQ(r.exit_code, 0);
+  EXPECT_EQ(r.stderr_text, "") << "ffmpeg reported problems decoding the stream";
+  std::vector<uint8_t> dec;
+  ASSERT_TRUE(test::read_file(dec_path, dec));
+  ASSERT_EQ(dec.size(), recon.size()) << "ffmpeg decoded " << dec.size() / frame_size << " of "
+                                      << c.frames << " frames";
+  for (int f = 0; f < c.frames; f++) {
+    for (size_t i = 0; i < frame_size; i++) {
+      size_t k = f * frame_size + i;
+      if (dec[k] != recon[k]) {
+        size_t luma = size_t(c.width) * c.height;
+        int plane = i < luma ? 0 : (i < luma * 5 / 4 ? 1 : 2);
+        size_t off = plane == 0 ? i : (plane == 1 ? i - luma : i - luma * 5 / 4);
+        int w = plane ? c.width / 2 : c.width;
+        FAIL() << "frame " << f << " plane " << plane << " first mismatch at x=" << off % w
+               << " y=" << off / w << " (macroblock " << (off % w) / (plane ? 8 : 16) << ","
+               << (off / w) / (plane ? 8 : 16) << "): decoded " << int(dec[k]) << ", recon "
+               << int(recon[k]);
+      }
+    }
+  }
+  // The reconstruction must also resemble the source (a broken encoder can agree with itself).
+  double q = psnr(src.data(), recon.data(), src.size());
+  double floor_db = c.qp <= 10 ? 45 : c.qp <= 26 ? 32 : c.qp <= 40 ? 24 : 18;
+  EXPECT_GT(q, floor_db) << "PSNR of the reconstruction against the source";
+  std::printf("%s: %zu bytes for %d frames, PSNR %.2f dB\n", c.name, stream.size(), c.frames, q);
+}
+
+const Case kCases[] = {
+    // Intra only (IDR every frame), Intra_16x16 alone, no loop filter: QP sweep.
+    {"i16_qp0", 176, 144, 0, 2, false, false, false, kUseI16},
+    {"i16_qp10", 176, 144, 10, 2, false, false, false, kUseI16},
+    {"i16_qp26", 176, 144, 26, 2, false, false, false, kUseI16},
+    {"i16_qp40", 176, 144, 40, 2, false, false, false, kUseI16},
+    {"i16_qp51", 176, 144, 51, 2, false, false, false, kUseI16},
+    // Intra_4x4 and Intra_16x16 with mode decision.
+    {"intra_qp0", 176, 144, 0, 2, true, false, false, kUseI4},
+    {"intra_qp10", 176, 144, 10, 2, true, false, false, kUseI4},
+    {"intra_qp26", 176, 144, 26, 2, true, false, false, kUseI4 | kUseI16},
+    {"intra_qp40", 176, 144, 40, 2, true, false, false, kUseI4 | kUseI16},
+    {"intra_qp51", 176, 144, 51, 2, true, false, false, kUseI16},
+    // Sizes that are not multiples of 16 (SPS frame cropping).
+    {"intra_crop_174x110", 174, 110, 26, 2, true, false, false, kUseI4 | kUseI16},
+    {"intra_crop_18x30", 18, 30, 20, 2, true, false, false, 0},
+};
+
+INSTANTIATE_TEST_SUITE_P(H264, EncodeVsFfmpeg, ::testing::ValuesIn(kCases),
+                         [](const ::testing::TestParamInfo<Case>& info) { return std::string(info.param.name); });
+
+}  // namespace
+}  // namespace gvc::h264

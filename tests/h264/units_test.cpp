@@ -1,0 +1,126 @@
+// units_test.cpp: CAVLC, transform and prediction pieces of the encoder against worked examples
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "common/bitstream/bitwriter.h"
+#include "common/h264enc/cavlc.h"
+#include "common/h264enc/encoder.h"
+#include "common/h264enc/predict.h"
+#include "common/h264enc/transform.h"
+
+namespace gvc::h264 {
+namespace {
+
+std::string bits_of(const BitWriter& bw) {
+  std::string s;
+  for (size_t i = 0; i < bw.bit_count(); i++) s += ((bw.bytes()[i / 8] >> (7 - i % 8)) & 1) ? '1' : '0';
+  return s;
+}
+
+TEST(Cavlc, RichardsonExampleBlock) {
+  // I. Richardson, "H.264 and MPEG-4 Video Compression", CAVLC example 1 (nC = 0): the block
+  // 0 3 -1 0 / 0 -1 1 0 / 1 0 0 0 / 0 0 0 0 in zig-zag order, and its published code.
+  const int16_t scan[16] = {0, 3, 0, 1, -1, -1, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0};
+  BitWriter bw;
+  EXPECT_EQ(write_residual_block(bw, scan, 16, 0), 5);
+  EXPECT_EQ(bits_of(bw), "000010001110010111101101");
+}
+
+TEST(Cavlc, EmptyBlocksAndTables) {
+  const int16_t zero[16] = {};
+  const char* expected[4] = {"1", "11", "1111", "000011"};  // TotalCoeff 0 for nC 0, 2, 4, 8
+  const int nc[4] = {0, 2, 4, 8};
+  for (int i = 0; i < 4; i++) {
+    BitWriter bw;
+    write_residual_block(bw, zero, 16, nc[i]);
+    EXPECT_EQ(bits_of(bw), expected[i]);
+  }
+  BitWriter bw;
+  write_residual_block(bw, zero, 4, -1);
+  EXPECT_EQ(bits_of(bw), "01");  // chroma DC, TotalCoeff 0
+}
+
+TEST(Cavlc, LargeLevelsUseEscapeCodes) {
+  // One level of kMaxLevel at scan index 0 (nC 0): coeff_token (1, 0) = 000101; levelCode
+  // 2 * 2063 - 2, minus 2 as the first level after fewer than three trailing ones = 4122;
+  // suffixLength 0: level_prefix 15 and a 12-bit suffix 4122 - 30; total_zeros 0 = "1".
+  int16_t scan[16] = {kMaxLevel};
+  BitWriter bw;
+  write_residual_block(bw, scan, 16, 0);
+  std::string expect = "000101" + std::string(15, '0') + "1";
+  for (int b = 11; b >= 0; b--) expect += (((4122 - 30) >> b) & 1) ? '1' : '0';
+  expect += "1";
+  EXPECT_EQ(bits_of(bw), expect);
+}
+
+TEST(Transform, FlatResidualSurvivesEveryPath) {
+  // A flat residual r gives DC-only blocks; 4x4, Intra_16x16 DC and chroma DC paths must
+  // give r back at QP 0 (the quantiser step is below one there).
+  for (int r = -40; r <= 40; r += 8) {
+    int16_t res[16];
+    for (auto& v : res) v = int16_t(r);
+    int32_t coef[16], d[16], out[16];
+    int16_t level[16];
+    fdct4x4(res, coef);
+    quant4x4(coef, level, 0, true);
+    dequant4x4(level, d, 0);
+    idct4x4(d, out);
+    for (int i = 0; i < 16; i++) EXPECT_EQ(out[i], r);
+
+    int32_t dc[16], dct[16], dcy[16];
+    for (auto& v : dc) v = coef[0];
+    fdc_luma(dc, dct);
+    int16_t dcl[16];
+    quant_dc(dct, dcl, 16, 0, true);
+    dequant_dc_luma(dcl, dcy, 0);
+    for (int i = 0; i < 16; i++) {
+      int32_t dd[16] = {dcy[i]};
+      idct4x4(dd, out);
+      EXPECT_EQ(out[5], r) << "luma DC " << r;
+    }
+
+    int32_t cdc[4] = {coef[0], coef[0], coef[0], coef[0]}, cdct[4], dcc[4];
+    int16_t cl[4];
+    fdc_chroma(cdc, cdct);
+    quant_dc(cdct, cl, 4, 0, true);
+    dequant_dc_chroma(cl, dcc, 0);
+    int32_t dd[16] = {dcc[3]};
+    idct4x4(dd, out);
+    EXPECT_EQ(out[10], r) << "chroma DC " << r;
+  }
+}
+
+TEST(Predict, PlaneModeFollowsARamp) {
+  // Samples v(x, y) = 100 + 2x + 3y continue exactly under Intra_16x16_Plane.
+  IntraEdge e;
+  e.has_top = e.has_left = e.has_top_left = true;
+  e.top()[-1] = 100 - 2 - 3;
+  for (int i = 0; i < 16; i++) {
+    e.top()[i] = uint8_t(100 + 2 * i - 3);
+    e.left[i] = uint8_t(100 - 2 + 3 * i);
+  }
+  uint8_t pred[256];
+  predict_16x16(kI16Plane, e, pred);
+  for (int y = 0; y < 16; y++)
+    for (int x = 0; x < 16; x++) EXPECT_NEAR(pred[16 * y + x], 100 + 2 * x + 3 * y, 1) << x << "," << y;
+  IntraEdge none;
+  predict_16x16(kI16Dc, none, pred);
+  EXPECT_EQ(pred[255], 128);
+}
+
+TEST(Encoder, RejectsBadParameters) {
+  Encoder enc;
+  EncoderParams p;
+  p.width = 175;
+  p.height = 144;
+  EXPECT_FALSE(enc.init(p).ok());
+  p.width = 176;
+  p.rc.qp = 52;
+  EXPECT_FALSE(enc.init(p).ok());
+  p.rc.qp = 26;
+  EXPECT_TRUE(enc.init(p).ok());
+}
+
+}  // namespace
+}  // namespace gvc::h264
