@@ -23,11 +23,16 @@ struct Case {
   // Macroblock types this configuration must produce on the clip, so that a pass means
   // those types were checked: bit 0 I4x4, 1 I16x16, 2 P_L0_16x16, 3 P_Skip.
   unsigned must_use;
+  int chroma_qp_index_offset = 0;
+  int keyint_max = 250;
+  // ffmpeg filter applied to the clip before scaling to width x height (e.g. a moving crop).
+  const char* pre_filter = nullptr;
 };
 
 std::ostream& operator<<(std::ostream& os, const Case& c) { return os << c.name; }
 
-constexpr unsigned kUseI4 = 1, kUseI16 = 2, kUseP = 4, kUseSkip = 8;
+constexpr unsigned kUseI4 = 1, kUseI16 = 2, kUseP = 4, kUseSkip = 8, kUseQpel = 16,
+                   kUseLongMv = 32;
 
 class EncodeVsFfmpeg : public ::testing::TestWithParam<Case> {};
 
@@ -50,9 +55,10 @@ TEST_P(EncodeVsFfmpeg, DecodedFramesEqualReconstruction) {
   // Source: the first frames of the clip, scaled, as raw I420.
   const size_t frame_size = size_t(c.width) * c.height * 3 / 2;
   const std::string src_path = dir.path() + "/src.yuv";
+  std::string filter = "scale=" + std::to_string(c.width) + ":" + std::to_string(c.height);
+  if (c.pre_filter) filter = std::string(c.pre_filter) + "," + filter;
   auto r = test::run_command({ffmpeg, "-nostdin", "-v", "error", "-i", clip, "-frames:v",
-                              std::to_string(c.frames), "-vf",
-                              "scale=" + std::to_string(c.width) + ":" + std::to_string(c.height),
+                              std::to_string(c.frames), "-vf", filter,
                               "-pix_fmt", "yuv420p", "-f", "rawvideo", "-y", src_path});
   ASSERT_EQ(r.exit_code, 0) << r.stderr_text;
   std::vector<uint8_t> src;
@@ -66,12 +72,15 @@ TEST_P(EncodeVsFfmpeg, DecodedFramesEqualReconstruction) {
   p.analyse.intra4x4 = c.intra4x4;
   p.analyse.inter = c.inter;
   p.deblock.enabled = c.deblock;
+  p.rc.chroma_qp_index_offset = c.chroma_qp_index_offset;
+  p.keyint_max = c.keyint_max;
   Encoder enc;
   Status st = enc.init(p);
   ASSERT_TRUE(st.ok()) << st.message();
 
   std::vector<uint8_t> stream, recon, frame_recon;
   unsigned used = 0;
+  bool frac_x = false, frac_y = false;
   for (int f = 0; f < c.frames; f++) {
     const uint8_t* y = src.data() + f * frame_size;
     FrameIn in;
@@ -83,7 +92,7 @@ TEST_P(EncodeVsFfmpeg, DecodedFramesEqualReconstruction) {
     EncodedFrame out;
     st = enc.encode(in, false, out);
     ASSERT_TRUE(st.ok()) << st.message();
-    EXPECT_EQ(out.idr, f == 0 || !c.inter);
+    EXPECT_EQ(out.idr, f % c.keyint_max == 0 || !c.inter);
     stream.insert(stream.end(), out.annexb.begin(), out.annexb.end());
     enc.recon_i420(frame_recon);
     ASSERT_EQ(frame_recon.size(), frame_size);
@@ -91,10 +100,16 @@ TEST_P(EncodeVsFfmpeg, DecodedFramesEqualReconstruction) {
     for (const Macroblock& mb : enc.macroblocks()) {
       if (mb.type == MbType::I4x4) used |= kUseI4;
       if (mb.type == MbType::I16x16) used |= kUseI16;
-      if (mb.type == MbType::PL0_16x16) used |= kUseP;
+      if (mb.type == MbType::PL0_16x16) {
+        used |= kUseP;
+        frac_x |= (mb.mv[0] & 3) != 0;
+        frac_y |= (mb.mv[1] & 3) != 0;
+        if (mb.mv[0] >= 16 || mb.mv[0] <= -16) used |= kUseLongMv;
+      }
       if (mb.type == MbType::PSkip) used |= kUseSkip;
     }
   }
+  if (frac_x && frac_y) used |= kUseQpel;
   EXPECT_EQ(used & c.must_use, c.must_use) << "macroblock types used: 0x" << std::hex << used;
 
   const std::string h264_path = dir.path() + "/out.264", dec_path = dir.path() + "/dec.yuv";
@@ -146,6 +161,23 @@ const Case kCases[] = {
     // Sizes that are not multiples of 16 (SPS frame cropping).
     {"intra_crop_174x110", 174, 110, 26, 2, true, false, false, kUseI4 | kUseI16},
     {"intra_crop_18x30", 18, 30, 20, 2, true, false, false, 0},
+    // Intra with the loop filter (bS 3 and 4 edges).
+    {"intra_deblock_qp26", 176, 144, 26, 2, true, false, true, kUseI4 | kUseI16},
+    {"intra_deblock_qp40", 176, 144, 40, 2, true, false, true, kUseI4 | kUseI16},
+    // IDR + P frames: P_L0_16x16 and P_Skip with quarter-pel vectors, without and with the
+    // loop filter (bS 0..4).
+    {"p_qp26", 176, 144, 26, 6, true, true, false, kUseI4 | kUseP | kUseSkip | kUseQpel},
+    {"p_qp40", 176, 144, 40, 6, true, true, false, kUseP | kUseSkip},
+    {"p_deblock_qp10", 176, 144, 10, 6, true, true, true, kUseI4 | kUseP},
+    {"p_deblock_qp26", 176, 144, 26, 6, true, true, true, kUseI4 | kUseP | kUseSkip | kUseQpel},
+    {"p_deblock_qp36", 176, 144, 36, 6, true, true, true, kUseP | kUseSkip},
+    {"p_deblock_qp51", 176, 144, 51, 6, true, true, true, kUseP | kUseSkip},
+    {"p_deblock_crop_174x110", 174, 110, 30, 6, true, true, true, kUseP | kUseSkip},
+    {"p_deblock_chroma_offset", 176, 144, 30, 6, true, true, true, kUseP | kUseSkip, -5},
+    // A pan of (4.58, 2.75) samples per frame: fractional vectors, new content at the edges.
+    {"p_pan_qp28", 176, 144, 28, 6, true, true, true, kUseP | kUseQpel | kUseLongMv, 0, 250,
+     "crop=384:288:x=10*n:y=6*n"},
+    {"p_deblock_keyint3", 176, 144, 24, 7, true, true, true, kUseP | kUseSkip, 4, 3},
 };
 
 INSTANTIATE_TEST_SUITE_P(H264, EncodeVsFfmpeg, ::testing::ValuesIn(kCases),
