@@ -1,19 +1,20 @@
 // me.cu: CUDA full-search motion estimation (seed 000), sub-pel refinement and block selection
 //
 // Integer search, after seed 000 (shared/DESIGN.md §2):
-// - a 256-thread block walks kMbsPerBlock macroblocks of one MB row; the search window of all
-//   of them is loaded once into shared memory (overlapping windows of neighbouring MBs are
-//   loaded once), with clamped reads at the frame borders;
+// - a block of 8 warps walks 8 macroblocks of one MB row (4 at ranges over 32); the search
+//   window of all of them is loaded once into shared memory (overlapping windows of
+//   neighbouring MBs are loaded once), with clamped reads at the frame borders;
 // - the window is kept as four copies shifted by 0..3 bytes, so every row of 16 reference
 //   samples at any horizontal offset is four aligned 32-bit shared loads;
-// - each thread holds the current MB in registers (64 words) and evaluates a column of
-//   kColumn vertically adjacent positions at once, so each reference row it loads serves
-//   kColumn positions; sixteen 4x4 SADs per position (__vsadu4) are summed in registers into
-//   all 41 partitions;
+// - each warp owns one macroblock (the seed's 256-thread block per MB, shrunk to a warp: the
+//   per-MB reduction is then one warp's, see docs/performance.md); each thread holds the
+//   current MB in registers (64 words) and evaluates columns of kColumn vertically adjacent
+//   positions, so each reference row it loads serves kColumn positions; sixteen 4x4 SADs per
+//   position (__vsadu4) are summed in registers into all 41 partitions;
 // - costs are turned into 32-bit keys (see below) whose unsigned minimum is exactly me.h's
-//   order, so each thread keeps 41 keys; a warp reduction (REDUX on sm_80+) and a shared
-//   atomicMin replace the seed's second kernel (its per-thread results would be 343 MB per
-//   1080p frame at range 16; see docs/performance.md).
+//   order, so each thread keeps 41 keys over all its positions; one warp reduction (REDUX on
+//   sm_80+) per MB replaces the seed's second kernel (its per-thread results would be 343 MB
+//   per 1080p frame at range 16; see docs/performance.md).
 //
 // Key of a candidate for one partition, per macroblock:
 //   key = (SAD + min(mvc - base, 2^17)) << 14 | rank(position)
@@ -39,7 +40,7 @@ namespace gvc {
 namespace cuda {
 namespace {
 
-constexpr int kThreads = 256;
+constexpr int kMaxThreads = 256;  // 8 warps: 8 macroblocks per block
 constexpr int kColumn = 4;       // vertically adjacent positions per thread task
 constexpr int kTileX = 32;       // horizontal positions per window load
 constexpr int kRankBits = 14;    // (2 * kMaxSearchRange)^2 = 16384 positions
@@ -118,13 +119,13 @@ __device__ __forceinline__ void fold_partitions(const uint32_t (&s4)[16], uint32
   update(best[kPart16x16], s8[0] + s8[1] + s8[2] + s8[3], ck);
 }
 
-__global__ void __launch_bounds__(kThreads, 1) integer_search_kernel(SearchArgs a) {
+// One warp per macroblock: warp w of the block searches MB mb_x0 + w, over every tile.
+__global__ void __launch_bounds__(kMaxThreads, 1) integer_search_kernel(SearchArgs a) {
   extern __shared__ uint32_t smem[];
   uint32_t* win = smem;                                   // [4][copy_stride]
   uint32_t* curs = win + 4 * a.copy_stride;               // [16][4 * mbs_per_block]
-  uint32_t* sbest = curs + 16 * 4 * a.mbs_per_block;      // [mbs_per_block][41]
 
-  const int tid = threadIdx.x;
+  const int tid = threadIdx.x, lane = tid & 31, m = tid >> 5;
   const int R = a.range;
   const int M = a.mbs_per_block;
   const int mb_y = blockIdx.y;
@@ -133,9 +134,10 @@ __global__ void __launch_bounds__(kThreads, 1) integer_search_kernel(SearchArgs 
   const int x0 = mb_x0 * 16, y0 = mb_y * 16;
   const int groups = (2 * R + kColumn - 1) / kColumn;
   const int cur_words = 4 * M;
+  const int nthreads = blockDim.x;
 
-  // Current MBs (edge-extended) and the running minima.
-  for (int i = tid; i < 16 * cur_words; i += kThreads) {
+  // Current MBs (edge-extended).
+  for (int i = tid; i < 16 * cur_words; i += nthreads) {
     const int r = i / cur_words, w = i % cur_words;
     const int y = clampi(y0 + r, 0, a.height - 1);
     const uint8_t* row = a.cur + ptrdiff_t(y) * a.cur_stride;
@@ -144,14 +146,20 @@ __global__ void __launch_bounds__(kThreads, 1) integer_search_kernel(SearchArgs 
     for (int b = 0; b < 4; b++) v |= uint32_t(row[clampi(x0 + 4 * w + b, 0, a.width - 1)]) << (8 * b);
     curs[i] = v;
   }
-  for (int i = tid; i < M * kNumPartitions; i += kThreads) sbest[i] = 0xffffffffu;
+
+  const int mb = mb_y * a.mb_cols + mb_x0 + min(m, nmb - 1);
+  const int px = a.preds ? a.preds[mb].mvx : 0, py = a.preds ? a.preds[mb].mvy : 0;
+  const uint32_t base = a.lambda * (min_bits(px, R) + min_bits(py, R));
+  uint32_t best[kNumPartitions];
+#pragma unroll
+  for (int p = 0; p < kNumPartitions; p++) best[p] = 0xffffffffu;
 
   for (int tile_dx = -R; tile_dx < R; tile_dx += kTileX) {
     const int tx = min(kTileX, R - tile_dx);
     // Window of this tile: columns x0 + tile_dx + [0, 4 * pitch + 3), rows y0 - R + [0, rows).
     __syncthreads();  // the previous tile's readers are done
     const int wx = x0 + tile_dx, wy = y0 - R;
-    for (int i = tid; i < a.rows * a.pitch; i += kThreads) {
+    for (int i = tid; i < a.rows * a.pitch; i += nthreads) {
       const int r = i / a.pitch, w = i % a.pitch;
       const uint8_t* row = a.ref + ptrdiff_t(clampi(wy + r, 0, a.height - 1)) * a.ref_stride;
       const int xb = wx + 4 * w;
@@ -177,79 +185,69 @@ __global__ void __launch_bounds__(kThreads, 1) integer_search_kernel(SearchArgs 
     __syncthreads();
 
     const int ntasks = tx * groups;
-    for (int m = 0; m < nmb; m++) {
-      const int mb = mb_y * a.mb_cols + mb_x0 + m;
-      const int px = a.preds ? a.preds[mb].mvx : 0, py = a.preds ? a.preds[mb].mvy : 0;
-      const uint32_t base = a.lambda * (min_bits(px, R) + min_bits(py, R));
-
-      uint32_t best[kNumPartitions];
+    if (m < nmb && lane < ntasks) {
+      uint32_t c[16][4];
 #pragma unroll
-      for (int p = 0; p < kNumPartitions; p++) best[p] = 0xffffffffu;
-
-      if (tid < ntasks) {
-        uint32_t c[16][4];
+      for (int r = 0; r < 16; r++) {
+        const uint4 v = *reinterpret_cast<const uint4*>(&curs[r * cur_words + 4 * m]);
+        c[r][0] = v.x, c[r][1] = v.y, c[r][2] = v.z, c[r][3] = v.w;
+      }
+      for (int t = lane; t < ntasks; t += 32) {
+        const int col = t % tx, g = t / tx;
+        const int dx = tile_dx + col, dy0 = -R + kColumn * g;
+        const uint32_t bx = se_bits_dev(4 * dx - px);
+        uint32_t ck[kColumn];
 #pragma unroll
-        for (int r = 0; r < 16; r++) {
-          const uint4 v = *reinterpret_cast<const uint4*>(&curs[r * cur_words + 4 * m]);
-          c[r][0] = v.x, c[r][1] = v.y, c[r][2] = v.z, c[r][3] = v.w;
+        for (int k = 0; k < kColumn; k++) {
+          const int dy = dy0 + k;
+          if (dy < R) {
+            const uint32_t mvc = a.lambda * (bx + se_bits_dev(4 * dy - py)) - base;
+            ck[k] = (min(mvc, kClampC) << kRankBits) |
+                    __ldg(&a.rank_of_pos[(dy + R) * 2 * R + dx + R]);
+          } else {
+            ck[k] = kInvalidKey;
+          }
         }
-        for (int t = tid; t < ntasks; t += kThreads) {
-          const int col = t % tx, g = t / tx;
-          const int dx = tile_dx + col, dy0 = -R + kColumn * g;
-          const uint32_t bx = se_bits_dev(4 * dx - px);
-          uint32_t ck[kColumn];
+        const uint32_t* wp = win + (col & 3) * a.copy_stride + kColumn * g * a.pitch +
+                             ((16 * m + col) >> 2);
+        uint32_t acc[kColumn][16];
+#pragma unroll
+        for (int k = 0; k < kColumn; k++)
+#pragma unroll
+          for (int i = 0; i < 16; i++) acc[k][i] = 0;
+#pragma unroll
+        for (int j = 0; j < 16 + kColumn - 1; j++) {
+          uint32_t r[4];
+#pragma unroll
+          for (int b = 0; b < 4; b++) r[b] = wp[j * a.pitch + b];
 #pragma unroll
           for (int k = 0; k < kColumn; k++) {
-            const int dy = dy0 + k;
-            if (dy < R) {
-              const uint32_t mvc = a.lambda * (bx + se_bits_dev(4 * dy - py)) - base;
-              ck[k] = (min(mvc, kClampC) << kRankBits) |
-                      __ldg(&a.rank_of_pos[(dy + R) * 2 * R + dx + R]);
-            } else {
-              ck[k] = kInvalidKey;
-            }
+            const int cr = j - k;
+            if (cr < 0 || cr >= 16) continue;
+#pragma unroll
+            for (int b = 0; b < 4; b++)
+              acc[k][(cr >> 2) * 4 + b] = __vsadu4(c[cr][b], r[b]) + acc[k][(cr >> 2) * 4 + b];
           }
-          const uint32_t* wp = win + (col & 3) * a.copy_stride + kColumn * g * a.pitch +
-                               ((16 * m + col) >> 2);
-          uint32_t acc[kColumn][16];
-#pragma unroll
-          for (int k = 0; k < kColumn; k++)
-#pragma unroll
-            for (int i = 0; i < 16; i++) acc[k][i] = 0;
-#pragma unroll
-          for (int j = 0; j < 16 + kColumn - 1; j++) {
-            uint32_t r[4];
-#pragma unroll
-            for (int b = 0; b < 4; b++) r[b] = wp[j * a.pitch + b];
-#pragma unroll
-            for (int k = 0; k < kColumn; k++) {
-              const int cr = j - k;
-              if (cr < 0 || cr >= 16) continue;
-#pragma unroll
-              for (int b = 0; b < 4; b++)
-                acc[k][(cr >> 2) * 4 + b] = __vsadu4(c[cr][b], r[b]) + acc[k][(cr >> 2) * 4 + b];
-            }
-          }
-#pragma unroll
-          for (int k = 0; k < kColumn; k++) fold_partitions(acc[k], ck[k], best);
         }
-      }
-      // Per-MB reduction of the threads' keys.
 #pragma unroll
-      for (int p = 0; p < kNumPartitions; p++) {
-        const uint32_t v = warp_min(best[p]);
-        if ((tid & 31) == 0 && v != 0xffffffffu) atomicMin(&sbest[m * kNumPartitions + p], v);
+        for (int k = 0; k < kColumn; k++) fold_partitions(acc[k], ck[k], best);
       }
     }
   }
-  __syncthreads();
+  if (m >= nmb) return;
 
-  for (int i = tid; i < nmb * kNumPartitions; i += kThreads) {
-    const int m = i / kNumPartitions, p = i % kNumPartitions;
-    const int mb = mb_y * a.mb_cols + mb_x0 + m;
-    const int px = a.preds ? a.preds[mb].mvx : 0, py = a.preds ? a.preds[mb].mvy : 0;
-    const uint32_t base = a.lambda * (min_bits(px, R) + min_bits(py, R));
-    const uint32_t key = sbest[i];
+  // Reduction over the warp; lane p % 32 writes partition p.
+  uint32_t mine[2] = {0xffffffffu, 0xffffffffu};
+#pragma unroll
+  for (int p = 0; p < kNumPartitions; p++) {
+    const uint32_t v = warp_min(best[p]);
+    if (lane == (p & 31)) mine[p >> 5] = v;
+  }
+#pragma unroll
+  for (int h = 0; h < 2; h++) {
+    const int p = lane + 32 * h;
+    if (p >= kNumPartitions) break;
+    const uint32_t key = mine[h];
     const uint32_t pos = __ldg(&a.pos_of_rank[key & ((1u << kRankBits) - 1)]);
     MvCost mc;
     mc.mvx = int16_t(4 * (int(pos & 0xff) - R));
@@ -534,7 +532,8 @@ __global__ void select_blocks_kernel(const MbPartitions* parts, int mb_cols, int
     }
 }
 
-int mbs_per_block_for(int range) { return range <= 32 ? 4 : 2; }
+// Warps (= macroblocks) per block: the window of 8 MBs at range 64 would need 89 KB.
+int mbs_per_block_for(int range) { return range <= 32 ? 8 : 4; }
 
 }  // namespace
 
@@ -592,13 +591,12 @@ Status MeCore::integer_search(const DevicePlane& cur, const DevicePlane& ref, in
   // Copies 8 banks apart, so the four byte-shifts of a warp's 32 columns hit 32 banks.
   a.copy_stride = a.rows * a.pitch;
   a.copy_stride += (8 - a.copy_stride % 32 + 32) % 32;
-  const size_t smem = sizeof(uint32_t) * (4 * size_t(a.copy_stride) + 64 * a.mbs_per_block +
-                                          size_t(kNumPartitions) * a.mbs_per_block);
+  const size_t smem = sizeof(uint32_t) * (4 * size_t(a.copy_stride) + 64 * a.mbs_per_block);
   if (smem > 48 * 1024)
     GVC_CUDA_TRY(cudaFuncSetAttribute(integer_search_kernel,
                                       cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)));
   const dim3 grid((a.mb_cols + a.mbs_per_block - 1) / a.mbs_per_block, a.mb_rows);
-  integer_search_kernel<<<grid, kThreads, smem, stream>>>(a);
+  integer_search_kernel<<<grid, 32 * a.mbs_per_block, smem, stream>>>(a);
   return check(cudaGetLastError(), "integer motion search kernel");
 }
 
