@@ -68,6 +68,25 @@ void Encoder::load_source(const FrameIn& in) {
   }
 }
 
+// I_PCM costs mb_type, at most 7 alignment bits and 384 bytes; a macroblock whose coded
+// form is longer (noisy content at low QP) is sent as I_PCM, which is also lossless.
+static void use_pcm_if_cheaper(const MbAnalysis& a, Macroblock& mb, bool p_slice) {
+  BitWriter scratch;
+  write_macroblock(scratch, a.map, a.mx, a.my, p_slice);
+  size_t pcm_bits = size_t(ue_size(p_slice ? 30 : 25)) + 7 + 384 * 8;
+  if (scratch.bit_count() <= pcm_bits) return;
+  MbPixels px;
+  for (int p = 0; p < 3; p++) {
+    int n = p ? 8 : 16;
+    px.src[p] = a.src->at(p, n * a.mx, n * a.my);
+    px.src_stride[p] = a.src->stride[p];
+    px.rec[p] = a.rec->at(p, n * a.mx, n * a.my);
+    px.rec_stride[p] = a.rec->stride[p];
+  }
+  mb.type = MbType::IPcm;
+  code_pcm(px, mb);
+}
+
 Status Encoder::encode(const FrameIn& in, bool force_idr, EncodedFrame& out) {
   if (mb_width_ == 0) return Status::error("encoder used before init");
   load_source(in);
@@ -119,6 +138,7 @@ Status Encoder::encode(const FrameIn& in, bool force_idr, EncodedFrame& out) {
       a.my = my;
       Macroblock& mb = mbs_[size_t(my) * mb_width_ + mx];
       analyse_and_code_mb(a, mb);
+      if (mb.type != MbType::PSkip) use_pcm_if_cheaper(a, mb, !idr);
       if (mb.type == MbType::PSkip) {
         skip_run++;
         continue;

@@ -27,12 +27,14 @@ struct Case {
   int keyint_max = 250;
   // ffmpeg filter applied to the clip before scaling to width x height (e.g. a moving crop).
   const char* pre_filter = nullptr;
+  int alpha_c0_offset_div2 = 0;
+  int beta_offset_div2 = 0;
 };
 
 std::ostream& operator<<(std::ostream& os, const Case& c) { return os << c.name; }
 
 constexpr unsigned kUseI4 = 1, kUseI16 = 2, kUseP = 4, kUseSkip = 8, kUseQpel = 16,
-                   kUseLongMv = 32;
+                   kUseLongMv = 32, kUsePcm = 64;
 
 class EncodeVsFfmpeg : public ::testing::TestWithParam<Case> {};
 
@@ -74,6 +76,8 @@ TEST_P(EncodeVsFfmpeg, DecodedFramesEqualReconstruction) {
   p.deblock.enabled = c.deblock;
   p.rc.chroma_qp_index_offset = c.chroma_qp_index_offset;
   p.keyint_max = c.keyint_max;
+  p.deblock.alpha_c0_offset_div2 = c.alpha_c0_offset_div2;
+  p.deblock.beta_offset_div2 = c.beta_offset_div2;
   Encoder enc;
   Status st = enc.init(p);
   ASSERT_TRUE(st.ok()) << st.message();
@@ -107,6 +111,7 @@ TEST_P(EncodeVsFfmpeg, DecodedFramesEqualReconstruction) {
         if (mb.mv[0] >= 16 || mb.mv[0] <= -16) used |= kUseLongMv;
       }
       if (mb.type == MbType::PSkip) used |= kUseSkip;
+      if (mb.type == MbType::IPcm) used |= kUsePcm;
     }
   }
   if (frac_x && frac_y) used |= kUseQpel;
@@ -162,6 +167,11 @@ const Case kCases[] = {
     {"intra_crop_174x110", 174, 110, 26, 2, true, false, false, kUseI4 | kUseI16},
     {"intra_crop_18x30", 18, 30, 20, 2, true, false, false, 0},
     // Intra with the loop filter (bS 3 and 4 edges).
+    // QP 0 on a noisy clip: some macroblocks cost more than I_PCM's 3072+ bits.
+    {"intra_deblock_noise_qp0", 176, 144, 0, 2, true, false, true, kUseI4 | kUsePcm, 0, 250,
+     "scale=176:144,noise=alls=12:allf=t"},
+    {"p_deblock_noise_qp0", 176, 144, 0, 4, true, true, true, kUseI4 | kUseP | kUsePcm, 0, 250,
+     "scale=176:144,noise=alls=12:allf=t"},
     {"intra_deblock_qp26", 176, 144, 26, 2, true, false, true, kUseI4 | kUseI16},
     {"intra_deblock_qp40", 176, 144, 40, 2, true, false, true, kUseI4 | kUseI16},
     // IDR + P frames: P_L0_16x16 and P_Skip with quarter-pel vectors, without and with the
@@ -177,6 +187,8 @@ const Case kCases[] = {
     // A pan of (4.58, 2.75) samples per frame: fractional vectors, new content at the edges.
     {"p_pan_qp28", 176, 144, 28, 6, true, true, true, kUseP | kUseQpel | kUseLongMv, 0, 250,
      "crop=384:288:x=10*n:y=6*n"},
+    {"p_deblock_offsets_qp32", 176, 144, 32, 6, true, true, true, kUseP | kUseSkip, 0, 250, nullptr, 6, -3},
+    {"p_deblock_offsets_qp20", 176, 144, 20, 6, true, true, true, kUseP, 0, 250, nullptr, -4, 5},
     {"p_deblock_keyint3", 176, 144, 24, 7, true, true, true, kUseP | kUseSkip, 4, 3},
 };
 
