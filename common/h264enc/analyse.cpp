@@ -33,6 +33,10 @@ static int satd(const uint8_t* src, int ss, const uint8_t* pred, int n) {
   return sum;
 }
 
+// Whether the macroblock at (mx + dx, my + dy) is available for prediction (6.4.8: inside the
+// picture, already coded, in the same slice).
+static bool nb(const MbAnalysis& a, int dx, int dy) { return a.map.at(a.mx + dx, a.my + dy) != nullptr; }
+
 static MbPixels mb_pixels(const MbAnalysis& a) {
   MbPixels px;
   for (int p = 0; p < 3; p++) {
@@ -48,8 +52,8 @@ static MbPixels mb_pixels(const MbAnalysis& a) {
 // Intra_16x16: the mode of least SATD + lambda * bits(mb_type). Returns the cost.
 static int choose_i16(const MbAnalysis& a, const MbPixels& px, int* best_mode) {
   IntraEdge e;
-  load_edge(a.rec->plane[0].data(), a.rec->stride[0], 16 * a.mx, 16 * a.my, 16, a.my > 0,
-            a.mx > 0, a.mx > 0 && a.my > 0, false, e);
+  load_edge(a.rec->plane[0].data(), a.rec->stride[0], 16 * a.mx, 16 * a.my, 16, nb(a, 0, -1),
+            nb(a, -1, 0), nb(a, -1, -1), false, e);
   int best = INT_MAX;
   for (int mode = 0; mode < 4; mode++) {
     if (!i16_mode_available(mode, e)) continue;
@@ -66,8 +70,8 @@ static int choose_i16(const MbAnalysis& a, const MbPixels& px, int* best_mode) {
 
 static void code_i16(const MbAnalysis& a, const MbPixels& px, int mode, Macroblock& mb) {
   IntraEdge e;
-  load_edge(a.rec->plane[0].data(), a.rec->stride[0], 16 * a.mx, 16 * a.my, 16, a.my > 0,
-            a.mx > 0, a.mx > 0 && a.my > 0, false, e);
+  load_edge(a.rec->plane[0].data(), a.rec->stride[0], 16 * a.mx, 16 * a.my, 16, nb(a, 0, -1),
+            nb(a, -1, 0), nb(a, -1, -1), false, e);
   uint8_t pred[256];
   predict_16x16(mode, e, pred);
   mb.type = MbType::I16x16;
@@ -78,8 +82,8 @@ static void code_i16(const MbAnalysis& a, const MbPixels& px, int mode, Macroblo
 // Whether the 4x4 block at (bx, by) of the macroblock has its above-right samples decoded.
 static bool i4_top_right_available(const MbAnalysis& a, int bx, int by) {
   if (by == 0) {
-    if (bx < 3) return a.my > 0;
-    return a.my > 0 && a.mx + 1 < a.map.mb_width;  // in the macroblock above-right
+    if (bx < 3) return nb(a, 0, -1);
+    return nb(a, 1, -1);  // in the macroblock above-right
   }
   if (bx == 3) return false;  // in the macroblock to the right: not yet decoded
   return kBlkIdx[by - 1][bx + 1] < kBlkIdx[by][bx];
@@ -95,8 +99,9 @@ static int choose_and_code_i4(const MbAnalysis& a, const MbPixels& px, Macrobloc
     int bx = kBlkX[blk], by = kBlkY[blk];
     int x = 16 * a.mx + 4 * bx, y = 16 * a.my + 4 * by;
     IntraEdge e;
-    bool top = y > 0, left = x > 0;
-    load_edge(a.rec->plane[0].data(), a.rec->stride[0], x, y, 4, top, left, top && left,
+    bool top = by > 0 || nb(a, 0, -1), left = bx > 0 || nb(a, -1, 0);
+    bool top_left = (bx > 0 && by > 0) || (bx > 0 ? nb(a, 0, -1) : by > 0 ? nb(a, -1, 0) : nb(a, -1, -1));
+    load_edge(a.rec->plane[0].data(), a.rec->stride[0], x, y, 4, top, left, top_left,
               i4_top_right_available(a, bx, by), e);
     int pred_mode = predict_i4_mode(a.map, a.mx, a.my, blk);
     int best = INT_MAX, best_mode = kI4Dc;
@@ -124,8 +129,8 @@ static int choose_and_code_i4(const MbAnalysis& a, const MbPixels& px, Macrobloc
 static void code_intra_chroma(const MbAnalysis& a, const MbPixels& px, Macroblock& mb) {
   IntraEdge e[2];
   for (int c = 0; c < 2; c++)
-    load_edge(a.rec->plane[1 + c].data(), a.rec->stride[1 + c], 8 * a.mx, 8 * a.my, 8, a.my > 0,
-              a.mx > 0, a.mx > 0 && a.my > 0, false, e[c]);
+    load_edge(a.rec->plane[1 + c].data(), a.rec->stride[1 + c], 8 * a.mx, 8 * a.my, 8, nb(a, 0, -1),
+              nb(a, -1, 0), nb(a, -1, -1), false, e[c]);
   int best = INT_MAX, best_mode = kChromaDc;
   uint8_t pred[2][64], best_pred[2][64];
   for (int mode = 0; mode < 4; mode++) {
@@ -277,6 +282,7 @@ static void code_inter(const MbAnalysis& a, const MbPixels& px, const int16_t mv
 void analyse_and_code_mb(const MbAnalysis& a, Macroblock& mb) {
   MbPixels px = mb_pixels(a);
   mb = Macroblock();
+  mb.slice_id = uint16_t(a.map.slice < 0 ? 0 : a.map.slice);
   int i16_mode = kI16Dc;
   int i16_cost = choose_i16(a, px, &i16_mode);
   int inter_cost = INT_MAX;

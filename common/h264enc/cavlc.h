@@ -14,12 +14,17 @@ namespace gvc::h264 {
 int write_residual_block(BitWriter& bw, const int16_t* levels, int max_num_coeff, int nc);
 
 // The macroblocks of a picture in raster order, for the nA/nB and prediction-mode neighbours.
+// With slice >= 0, macroblocks of other slices count as not available (6.4.8); the loop
+// filter, which crosses slice edges (disable_deblocking_filter_idc 0), uses slice = -1.
 struct MbMap {
   const Macroblock* mbs = nullptr;
   int mb_width = 0;
   int mb_height = 0;
+  int slice = -1;
   const Macroblock* at(int mx, int my) const {
-    return (mx < 0 || my < 0 || mx >= mb_width || my >= mb_height) ? nullptr : &mbs[my * mb_width + mx];
+    if (mx < 0 || my < 0 || mx >= mb_width || my >= mb_height) return nullptr;
+    const Macroblock* m = &mbs[my * mb_width + mx];
+    return (slice >= 0 && m->slice_id != slice) ? nullptr : m;
   }
 };
 

@@ -15,7 +15,8 @@ struct DeblockParams {
 
 // Filters `pic` in place, macroblock by macroblock in raster order (luma and chroma: vertical
 // edges left to right, then horizontal edges top to bottom), with the boundary strengths of
-// 8.7.2.1 from the coded macroblocks in `map`. One slice per picture, frame macroblocks.
+// 8.7.2.1 from the coded macroblocks in `map` (slice = -1: slice edges are filtered, as with
+// disable_deblocking_filter_idc 0). Frame macroblocks.
 void deblock_picture(Picture& pic, const MbMap& map, const DeblockParams& p);
 
 }  // namespace gvc::h264

@@ -28,6 +28,8 @@ Status Encoder::init(const EncoderParams& p) {
       p.deblock.beta_offset_div2 < -6 || p.deblock.beta_offset_div2 > 6)
     return Status::error("deblocking offsets must be within -6..6");
   if (p.keyint_max < 1) return Status::error("keyint_max must be at least 1");
+  if (p.slices < 1 || p.slices > ((p.width + 15) / 16) * ((p.height + 15) / 16))
+    return Status::error("slices must be between 1 and the number of macroblocks");
   params_ = p;
   mb_width_ = (p.width + 15) / 16;
   mb_height_ = (p.height + 15) / 16;
@@ -120,23 +122,29 @@ Status Encoder::encode(const FrameIn& in, bool force_idr, EncodedFrame& out) {
   sh.disable_deblocking_filter_idc = params_.deblock.enabled ? 0 : 1;
   sh.slice_alpha_c0_offset_div2 = params_.deblock.alpha_c0_offset_div2;
   sh.slice_beta_offset_div2 = params_.deblock.beta_offset_div2;
-  write_slice_header(bw, sps_, pps_, sh);
 
   MbAnalysis a;
   a.params = &params_;
   a.src = &src_;
   a.rec = &rec_;
   a.ref = idr ? nullptr : &ref_;
-  a.map = MbMap{mbs_.data(), mb_width_, mb_height_};
   a.qp = params_.rc.qp;
   a.qpc = chroma_qp(params_.rc.qp, params_.rc.chroma_qp_index_offset);
   a.lambda = lambda_for_qp(a.qp);
-  int skip_run = 0;
-  for (int my = 0; my < mb_height_; my++) {
-    for (int mx = 0; mx < mb_width_; mx++) {
-      a.mx = mx;
-      a.my = my;
-      Macroblock& mb = mbs_[size_t(my) * mb_width_ + mx];
+  const int mb_count = mb_width_ * mb_height_;
+  for (int slice = 0; slice < params_.slices; slice++) {
+    // Slice `slice` holds macroblocks [first, last) in raster order.
+    const int first = int(int64_t(mb_count) * slice / params_.slices);
+    const int last = int(int64_t(mb_count) * (slice + 1) / params_.slices);
+    a.map = MbMap{mbs_.data(), mb_width_, mb_height_, slice};
+    sh.first_mb_in_slice = first;
+    bw.clear();
+    write_slice_header(bw, sps_, pps_, sh);
+    int skip_run = 0;
+    for (int addr = first; addr < last; addr++) {
+      a.mx = addr % mb_width_;
+      a.my = addr / mb_width_;
+      Macroblock& mb = mbs_[size_t(addr)];
       analyse_and_code_mb(a, mb);
       if (mb.type != MbType::PSkip) use_pcm_if_cheaper(a, mb, !idr);
       if (mb.type == MbType::PSkip) {
@@ -147,13 +155,13 @@ Status Encoder::encode(const FrameIn& in, bool force_idr, EncodedFrame& out) {
         bw.put_ue(uint32_t(skip_run));  // mb_skip_run
         skip_run = 0;
       }
-      write_macroblock(bw, a.map, mx, my, !idr);
+      write_macroblock(bw, a.map, a.mx, a.my, !idr);
     }
+    if (skip_run) bw.put_ue(uint32_t(skip_run));
+    bw.rbsp_trailing_bits();
+    write_annexb_nal(out.annexb, sh.nal_ref_idc,
+                     idr ? NalUnitType::kSliceIdr : NalUnitType::kSliceNonIdr, bw.bytes());
   }
-  if (skip_run) bw.put_ue(uint32_t(skip_run));
-  bw.rbsp_trailing_bits();
-  write_annexb_nal(out.annexb, sh.nal_ref_idc, idr ? NalUnitType::kSliceIdr : NalUnitType::kSliceNonIdr,
-                   bw.bytes());
 
   if (params_.deblock.enabled) {
     DeblockParams dp;
@@ -161,7 +169,7 @@ Status Encoder::encode(const FrameIn& in, bool force_idr, EncodedFrame& out) {
     dp.chroma_qp_index_offset = params_.rc.chroma_qp_index_offset;
     dp.alpha_c0_offset = 2 * params_.deblock.alpha_c0_offset_div2;
     dp.beta_offset = 2 * params_.deblock.beta_offset_div2;
-    deblock_picture(rec_, a.map, dp);
+    deblock_picture(rec_, MbMap{mbs_.data(), mb_width_, mb_height_, -1}, dp);
   }
   std::swap(rec_, ref_);
   have_ref_ = true;

@@ -19,7 +19,7 @@ struct FrameIn {
 };
 
 struct EncodedFrame {
-  std::vector<uint8_t> annexb;  // one access unit: SPS and PPS before an IDR, then one slice
+  std::vector<uint8_t> annexb;  // one access unit: SPS and PPS before an IDR, then the slices
   bool idr = false;
   int frame_num = 0;
 };

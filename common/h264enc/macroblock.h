@@ -14,6 +14,7 @@ constexpr uint8_t kBlkIdx[4][4] = {{0, 1, 4, 5}, {2, 3, 6, 7}, {8, 9, 12, 13}, {
 
 struct Macroblock {
   MbType type = MbType::I16x16;
+  uint16_t slice_id = 0;    // index of the slice of the picture that holds the macroblock
   uint8_t i16_mode = 0;     // Intra16x16PredMode
   uint8_t i4_mode[16] = {}; // Intra4x4PredMode[luma4x4BlkIdx]
   uint8_t chroma_mode = 0;  // intra_chroma_pred_mode

@@ -27,6 +27,7 @@ struct EncoderParams {
     int beta_offset_div2 = 0;      // slice_beta_offset_div2, -6..6
   } deblock;
 
+  int slices = 1;        // slices per picture (1..number of macroblocks), equal macroblock counts
   int keyint_max = 250;  // an IDR at least every keyint_max frames
   int level_idc = 0;     // 0: the smallest level whose frame size and MB rate fit (30 fps)
 };
