@@ -2,7 +2,10 @@
 #pragma once
 
 #include <gst/gst.h>
-#include <gst/cuda/gstcuda.h>
+#include <gst/cuda/cuda-gst.h>
+#include <gst/cuda/gstcudacontext.h>
+#include <gst/cuda/gstcudamemory.h>
+#include <gst/cuda/gstcudautils.h>
 
 #include <cstddef>
 

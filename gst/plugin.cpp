@@ -6,7 +6,10 @@
 #include "gst/cudamv/gvccudamv.h"
 
 #if GVC_CUDAMV_CUDA
-#include <gst/cuda/gstcuda.h>
+#include <gst/cuda/cuda-gst.h>
+#include <gst/cuda/gstcudacontext.h>
+#include <gst/cuda/gstcudamemory.h>
+#include <gst/cuda/gstcudautils.h>
 
 GST_DEBUG_CATEGORY (gvc_cuda_ctx_debug);
 #endif

@@ -41,7 +41,11 @@
 #include "gst/mvmeta/gvcmvmeta.h"
 
 #if GVC_CUDAMV_CUDA
-#include <gst/cuda/gstcuda.h>
+#include <gst/cuda/cuda-gst.h>
+#include <gst/cuda/gstcudaloader.h>
+#include <gst/cuda/gstcudacontext.h>
+#include <gst/cuda/gstcudamemory.h>
+#include <gst/cuda/gstcudautils.h>
 
 #include "gpu/backend.h"
 #include "gst/cudactx.h"
@@ -242,9 +246,6 @@ gvc_cuda_mv_set_property (GObject * object, guint prop_id,
       break;
     case PROP_DRAW:
       self->draw = g_value_get_boolean (value);
-      /* Drawing writes into the buffer: leave passthrough for in-place. */
-      gst_base_transform_set_passthrough (GST_BASE_TRANSFORM (self),
-          !self->draw);
       break;
     case PROP_POST_MESSAGES:
       self->post_messages = g_value_get_boolean (value);
@@ -260,6 +261,12 @@ gvc_cuda_mv_set_property (GObject * object, guint prop_id,
       break;
   }
   GST_OBJECT_UNLOCK (self);
+
+  /* Drawing writes into the buffer: it leaves passthrough for in-place. This takes the
+   * object lock itself. */
+  if (prop_id == PROP_DRAW)
+    gst_base_transform_set_passthrough (GST_BASE_TRANSFORM (self),
+        !g_value_get_boolean (value));
 }
 
 static void
@@ -365,7 +372,10 @@ gvc_cuda_mv_start (GstBaseTransform * trans)
 #if GVC_CUDAMV_CUDA
     std::string why;
 
-    if (!gst_cuda_ensure_element_context (GST_ELEMENT (self), device_id,
+    /* libgstcuda asserts when the driver library is missing: look for it first. */
+    if (!gst_cuda_load_library ()) {
+      why = "the CUDA driver library (libcuda.so.1) was not found";
+    } else if (!gst_cuda_ensure_element_context (GST_ELEMENT (self), device_id,
             &self->context)) {
       why = device_id < 0 ? std::string ("no CUDA device or driver was found") :
           "CUDA device " + std::to_string (device_id) +
