@@ -224,7 +224,11 @@ static int motion_search(const MbAnalysis& a, const MbPixels& px, const int16_t 
     }
     return sad;
   };
+  // Vectors stay within the level's MaxVmvR vertically and +-2048 samples horizontally (the
+  // quarter-pel refinement adds at most 3/4 sample, hence the one-sample margin).
+  const int max_y = a.max_mv_y / 4 - 1, max_x = 2047;
   auto try_int = [&](int dx, int dy) {
+    if (dy < -max_y || dy > max_y || dx < -max_x || dx > max_x) return;
     int bits_cost = a.lambda * mv_bits(4 * dx, 4 * dy, mvp);
     if (bits_cost >= best) return;
     int cost = sad_at(dx, dy, best - bits_cost) + bits_cost;

@@ -23,6 +23,7 @@ struct MbAnalysis {
   int mx, my;
   int qp, qpc;
   int lambda;
+  int max_mv_y;  // |vertical vector| limit in quarter-pel (MaxVmvR of the level, Table A-1)
 };
 
 int lambda_for_qp(int qp);

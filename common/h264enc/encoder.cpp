@@ -131,6 +131,7 @@ Status Encoder::encode(const FrameIn& in, bool force_idr, EncodedFrame& out) {
   a.qp = params_.rc.qp;
   a.qpc = chroma_qp(params_.rc.qp, params_.rc.chroma_qp_index_offset);
   a.lambda = lambda_for_qp(a.qp);
+  a.max_mv_y = 4 * (sps_.level_idc <= 10 ? 64 : sps_.level_idc <= 20 ? 128 : sps_.level_idc <= 30 ? 256 : 512);
   const int mb_count = mb_width_ * mb_height_;
   for (int slice = 0; slice < params_.slices; slice++) {
     // Slice `slice` holds macroblocks [first, last) in raster order.

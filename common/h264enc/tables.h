@@ -36,7 +36,8 @@ int chroma_qp(int qp_luma, int chroma_qp_index_offset);
 // normAdjust4x4 v (8.5.9), [qP % 6][position class]: class 0 for (even, even) positions,
 // 1 for (odd, odd), 2 otherwise.
 extern const uint8_t kDequantScale[6][3];
-// The encoder's forward quantisation multipliers MF (2^15 / (v * Cf-norm)), same indexing.
+// Forward quantisation multipliers MF of the reference encoder (JM), same indexing:
+// level = (|coef| * MF + f) >> (15 + qP / 6), the inverse of the scaling with v above.
 extern const uint16_t kQuantMf[6][3];
 // Position class of raster index 0..15 into the tables above.
 extern const uint8_t kPosClass[16];
