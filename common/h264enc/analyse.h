@@ -1,9 +1,11 @@
-// analyse.h: macroblock mode decision (intra modes, P_L0_16x16 motion, P_Skip) and coding
+// analyse.h: macroblock mode decision (intra modes against the inter choice) and coding
 #pragma once
 
 #include <cstdint>
 
+#include "common/dsp/me.h"
 #include "common/h264enc/cavlc.h"
+#include "common/h264enc/mc.h"
 #include "common/h264enc/macroblock.h"
 #include "common/h264enc/params.h"
 #include "common/h264enc/picture.h"
@@ -11,14 +13,21 @@
 namespace gvc::h264 {
 
 // Everything the analysis of one macroblock reads. Mode decision minimises
-// SATD + lambda * bits (SATD: halved 4x4 Hadamard sums of the prediction residual; bits: the
-// exact length of the mode / vector syntax, a fixed estimate for the rest), with
-// lambda = sqrt(0.85 * 2^((QP - 12) / 3)) (seed 003's lambda for SAD-type costs).
+// J = D + lambda * R with D the SATD of the luma prediction residual (sum over its 4x4 blocks
+// of the halved absolute 4x4 Hadamard coefficients; intra chroma adds its own SATD) and R the
+// exact length of the prediction syntax (mb_type, sub_mb_type, ref_idx te(v), mvd se(v),
+// intra modes) plus a fixed estimate for intra mb_type codes in P slices; the residual's bits
+// are not counted. lambda = sqrt(0.85 * 2^((QP - 12) / 3)) (seed 003's lambda for SAD-type
+// costs), in integer form.
 struct MbAnalysis {
   const EncoderParams* params;
   const Picture* src;  // source, edge-extended to whole macroblocks
   Picture* rec;        // reconstruction: neighbours are read, this macroblock is written
-  const Picture* ref;  // reference picture (P slices), nullptr in I slices
+  // P slices: RefPicList0 (refIdxL0 order, most recent first) and, per reference, the ME
+  // core's per-partition vectors of the current frame against it. num_refs is 0 in I slices.
+  int num_refs = 0;
+  const RefPicture* const* refs = nullptr;
+  const MbPartitionField* me = nullptr;
   MbMap map;           // macroblocks coded so far; map.at(mx, my) is the one analysed
   int mx, my;
   int qp, qpc;
@@ -32,8 +41,7 @@ int lambda_for_qp(int qp);
 // map.at(mx, my) must point to).
 void analyse_and_code_mb(const MbAnalysis& a, Macroblock& mb);
 
-// mvpL0 of a 16x16 partition with refIdxL0 0 (8.4.1.3) and the P_Skip vector (8.4.1.1).
-void predict_mv_16x16(const MbMap& map, int mx, int my, int16_t mvp[2]);
-void predict_mv_skip(const MbMap& map, int mx, int my, int16_t mv[2]);
+// SATD of a w x h block (multiples of 4) of src against pred (stride pred_stride).
+int satd_block(const uint8_t* src, int src_stride, const uint8_t* pred, int pred_stride, int w, int h);
 
 }  // namespace gvc::h264

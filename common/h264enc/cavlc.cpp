@@ -137,7 +137,48 @@ int predict_i4_mode(const MbMap& map, int mx, int my, int blk) {
   return ma < mb ? ma : mb;
 }
 
-void write_macroblock(BitWriter& bw, const MbMap& map, int mx, int my, bool p_slice) {
+// te(v) of ref_idx_l0 with cMax = num_ref_idx_l0_active - 1 (9.1.2): one inverted bit when
+// cMax is 1, else ue(v).
+static void put_ref_idx(BitWriter& bw, int ref_idx, int num_ref_idx_active) {
+  if (num_ref_idx_active == 2)
+    bw.put_bit(!ref_idx);
+  else
+    bw.put_ue(uint32_t(ref_idx));
+}
+
+// Position (4x4-block units) and size of mbPartIdx `part` of a P macroblock type, or of
+// subMbPartIdx `part` of sub_mb_type `sub` (Tables 7-13, 7-17).
+void partition_rect(MbType type, int part, int* x, int* y, int* w, int* h) {
+  switch (type) {
+    case MbType::PL0_16x8: *x = 0, *y = 2 * part, *w = 4, *h = 2; return;
+    case MbType::PL0_8x16: *x = 2 * part, *y = 0, *w = 2, *h = 4; return;
+    case MbType::P8x8: *x = 2 * (part & 1), *y = 2 * (part >> 1), *w = 2, *h = 2; return;
+    default: *x = 0, *y = 0, *w = 4, *h = 4; return;
+  }
+}
+
+void sub_partition_rect(int sub, int part, int* x, int* y, int* w, int* h) {
+  switch (sub) {
+    case kSubP8x4: *x = 0, *y = part, *w = 2, *h = 1; return;
+    case kSubP4x8: *x = part, *y = 0, *w = 1, *h = 2; return;
+    case kSubP4x4: *x = part & 1, *y = part >> 1, *w = 1, *h = 1; return;
+    default: *x = 0, *y = 0, *w = 2, *h = 2; return;
+  }
+}
+
+int num_mb_part(MbType type) {
+  return type == MbType::P8x8 ? 4 : (type == MbType::PL0_16x8 || type == MbType::PL0_8x16) ? 2 : 1;
+}
+
+int num_sub_mb_part(int sub) { return sub == kSubP8x8 ? 1 : sub == kSubP4x4 ? 4 : 2; }
+
+static void put_mvd(BitWriter& bw, const Macroblock& mb, int x, int y) {
+  bw.put_se(mb.mvd[4 * y + x][0]);  // mvd_l0[][][0]
+  bw.put_se(mb.mvd[4 * y + x][1]);  // mvd_l0[][][1]
+}
+
+void write_macroblock(BitWriter& bw, const MbMap& map, int mx, int my, bool p_slice,
+                      int num_ref_idx_active) {
   const Macroblock& mb = *map.at(mx, my);
   int intra_offset = p_slice ? 5 : 0;  // mb_type of intra macroblocks in P slices (Table 7-13)
   int cbp_luma = mb.cbp & 15, cbp_chroma = mb.cbp >> 4;
@@ -156,6 +197,15 @@ void write_macroblock(BitWriter& bw, const MbMap& map, int mx, int my, bool p_sl
     case MbType::PL0_16x16:
       bw.put_ue(0);
       break;
+    case MbType::PL0_16x8:
+      bw.put_ue(1);
+      break;
+    case MbType::PL0_8x16:
+      bw.put_ue(2);
+      break;
+    case MbType::P8x8:
+      bw.put_ue(3);
+      break;
     case MbType::PSkip:
       return;  // coded as part of mb_skip_run
   }
@@ -170,10 +220,27 @@ void write_macroblock(BitWriter& bw, const MbMap& map, int mx, int my, bool p_sl
   }
   if (is_intra(mb.type)) {
     bw.put_ue(mb.chroma_mode);
+  } else if (mb.type == MbType::P8x8) {
+    // sub_mb_pred() (7.3.5.2)
+    for (int i = 0; i < 4; i++) bw.put_ue(mb.sub_mb_type[i]);
+    if (num_ref_idx_active > 1)
+      for (int i = 0; i < 4; i++) put_ref_idx(bw, mb.ref_idx[i], num_ref_idx_active);
+    for (int i = 0; i < 4; i++) {
+      for (int j = 0; j < num_sub_mb_part(mb.sub_mb_type[i]); j++) {
+        int x, y, w, h;
+        sub_partition_rect(mb.sub_mb_type[i], j, &x, &y, &w, &h);
+        put_mvd(bw, mb, 2 * (i & 1) + x, 2 * (i >> 1) + y);
+      }
+    }
   } else {
-    // ref_idx_l0 is absent with one active reference
-    bw.put_se(mb.mv[0] - mb.mvp[0]);
-    bw.put_se(mb.mv[1] - mb.mvp[1]);
+    // mb_pred() (7.3.5.1)
+    const int parts = num_mb_part(mb.type);
+    int x[2], y[2], w, h;
+    for (int i = 0; i < parts; i++) partition_rect(mb.type, i, &x[i], &y[i], &w, &h);
+    if (num_ref_idx_active > 1)
+      for (int i = 0; i < parts; i++)
+        put_ref_idx(bw, mb.ref_idx[(y[i] >> 1) * 2 + (x[i] >> 1)], num_ref_idx_active);
+    for (int i = 0; i < parts; i++) put_mvd(bw, mb, x[i], y[i]);
   }
   if (mb.type != MbType::I16x16) bw.put_ue(kCbpToCodeNum[is_intra(mb.type) ? 0 : 1][mb.cbp & 0x3f]);
   if (cbp_luma == 0 && cbp_chroma == 0 && mb.type != MbType::I16x16) return;

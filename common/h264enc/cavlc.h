@@ -37,8 +37,17 @@ int chroma_nc(const MbMap& map, int mx, int my, int c, int blk);
 int predict_i4_mode(const MbMap& map, int mx, int my, int blk);
 
 // macroblock_layer() of the non-skipped macroblock at (mx, my) of an I (p_slice false) or
-// P slice; map.mbs must hold it and its coded left and upper neighbours.
-void write_macroblock(BitWriter& bw, const MbMap& map, int mx, int my, bool p_slice);
+// P slice with num_ref_idx_l0_active_minus1 + 1 = `num_ref_idx_active`; map.mbs must hold it
+// and its coded left and upper neighbours.
+void write_macroblock(BitWriter& bw, const MbMap& map, int mx, int my, bool p_slice,
+                      int num_ref_idx_active = 1);
+
+// Partitions of P macroblocks (Tables 7-13 and 7-17), in 4x4-block units: mbPartIdx `part`
+// of `type` inside the macroblock, subMbPartIdx `part` of sub_mb_type `sub` inside its 8x8.
+void partition_rect(MbType type, int part, int* x, int* y, int* w, int* h);
+void sub_partition_rect(int sub, int part, int* x, int* y, int* w, int* h);
+int num_mb_part(MbType type);   // NumMbPart: 1 for P_L0_16x16 / P_Skip
+int num_sub_mb_part(int sub);   // NumSubMbPart
 
 // Bits of the I4x4 prediction mode syntax: 1 when it equals the predicted mode, else 4.
 inline int i4_mode_bits(int mode, int pred) { return mode == pred ? 1 : 4; }

@@ -90,12 +90,17 @@ void filter_line(uint8_t* pix, int step, int bs, const EdgeFilter& f, bool chrom
 
 int mb_qp(const Macroblock& m, const DeblockParams& p) { return m.type == MbType::IPcm ? 0 : p.qp; }
 
-// bS (8.7.2.1) between 4x4 luma block bp of macroblock P and bq of Q (frame macroblocks,
-// one reference picture, one vector per macroblock).
-int boundary_strength(const Macroblock& P, int bp, const Macroblock& Q, int bq, bool mb_edge) {
+// bS (8.7.2.1) between the 4x4 luma block (pbx, pby) of macroblock P and (qbx, qby) of Q
+// (frame macroblocks, P slices: one vector each). Every slice of a picture has the same
+// reference list, so equal refIdxL0 means the same reference picture.
+int boundary_strength(const Macroblock& P, int pbx, int pby, const Macroblock& Q, int qbx, int qby,
+                      bool mb_edge) {
   if (is_intra(P.type) || is_intra(Q.type)) return mb_edge ? 4 : 3;
-  if (P.total_coeff_luma[bp] || Q.total_coeff_luma[bq]) return 2;
-  if (std::abs(P.mv[0] - Q.mv[0]) >= 4 || std::abs(P.mv[1] - Q.mv[1]) >= 4) return 1;
+  if (P.total_coeff_luma[kBlkIdx[pby][pbx]] || Q.total_coeff_luma[kBlkIdx[qby][qbx]]) return 2;
+  if (P.ref_idx[(pby >> 1) * 2 + (pbx >> 1)] != Q.ref_idx[(qby >> 1) * 2 + (qbx >> 1)]) return 1;
+  const int16_t* mp = P.mv[4 * pby + pbx];
+  const int16_t* mq = Q.mv[4 * qby + qbx];
+  if (std::abs(mp[0] - mq[0]) >= 4 || std::abs(mp[1] - mq[1]) >= 4) return 1;
   return 0;
 }
 
@@ -116,7 +121,7 @@ void deblock_picture(Picture& pic, const MbMap& map, const DeblockParams& p) {
           for (int i = 0; i < 4; i++) {
             int bx = dir == 0 ? edge : i, by = dir == 0 ? i : edge;
             int pbx = dir == 0 ? (bx + 3) & 3 : bx, pby = dir == 0 ? by : (by + 3) & 3;
-            bs[i] = boundary_strength(*P, kBlkIdx[pby][pbx], Q, kBlkIdx[by][bx], edge == 0);
+            bs[i] = boundary_strength(*P, pbx, pby, Q, bx, by, edge == 0);
             any |= bs[i] != 0;
           }
           if (!any) continue;

@@ -1,6 +1,7 @@
-// encoder.cpp: the H.264 encoder engine: frame types, parameter sets, slice loop, reference update
+// encoder.cpp: the H.264 encoder engine: frame types, parameter sets, ME stage, slice loop, DPB
 #include "common/h264enc/encoder.h"
 
+#include <algorithm>
 #include <cstring>
 #include <string>
 
@@ -13,7 +14,7 @@
 
 namespace gvc::h264 {
 
-Status Encoder::init(const EncoderParams& p) {
+Status Encoder::init(const EncoderParams& p, Backend* backend) {
   if (p.width < 16 || p.height < 16 || p.width > 4096 || p.height > 4096)
     return Status::error("frame size must be between 16x16 and 4096x4096, got " +
                          std::to_string(p.width) + "x" + std::to_string(p.height));
@@ -22,8 +23,10 @@ Status Encoder::init(const EncoderParams& p) {
   if (p.rc.qp < 0 || p.rc.qp > 51) return Status::error("qp must be within 0..51");
   if (p.rc.chroma_qp_index_offset < -12 || p.rc.chroma_qp_index_offset > 12)
     return Status::error("chroma_qp_index_offset must be within -12..12");
-  if (p.analyse.search_range < 4 || p.analyse.search_range > 64)
-    return Status::error("search range must be within 4..64");
+  if (p.analyse.search_range < kMinSearchRange || p.analyse.search_range > kMaxSearchRange)
+    return Status::error("search range must be within " + std::to_string(kMinSearchRange) + ".." +
+                         std::to_string(kMaxSearchRange));
+  if (p.ref_frames < 1 || p.ref_frames > 4) return Status::error("ref_frames must be within 1..4");
   if (p.deblock.alpha_c0_offset_div2 < -6 || p.deblock.alpha_c0_offset_div2 > 6 ||
       p.deblock.beta_offset_div2 < -6 || p.deblock.beta_offset_div2 > 6)
     return Status::error("deblocking offsets must be within -6..6");
@@ -35,9 +38,9 @@ Status Encoder::init(const EncoderParams& p) {
   mb_height_ = (p.height + 15) / 16;
 
   sps_ = Sps();
-  sps_.level_idc = p.level_idc ? p.level_idc : level_for(mb_width_ * mb_height_, 30.0);
+  sps_.level_idc = p.level_idc ? p.level_idc : level_for(mb_width_ * mb_height_, 30.0, p.ref_frames);
   sps_.log2_max_frame_num_minus4 = 4;  // frame_num cycles through 0..255
-  sps_.max_num_ref_frames = 1;
+  sps_.max_num_ref_frames = p.ref_frames;
   sps_.pic_width_in_mbs_minus1 = mb_width_ - 1;
   sps_.pic_height_in_map_units_minus1 = mb_height_ - 1;
   sps_.frame_crop_right_offset = (16 * mb_width_ - p.width) / 2;
@@ -45,12 +48,23 @@ Status Encoder::init(const EncoderParams& p) {
   pps_ = Pps();
   pps_.pic_init_qp_minus26 = p.rc.qp - 26;
   pps_.chroma_qp_index_offset = p.rc.chroma_qp_index_offset;
+  pps_.num_ref_idx_l0_default_active_minus1 = p.ref_frames - 1;
 
   src_.alloc(mb_width_, mb_height_);
   rec_.alloc(mb_width_, mb_height_);
-  ref_.alloc(mb_width_, mb_height_);
+  dpb_.clear();
   mbs_.assign(size_t(mb_width_) * mb_height_, Macroblock());
-  have_ref_ = false;
+  if (!backend) {
+    own_backend_ = make_cpu_backend();
+    backend = own_backend_.get();
+  }
+  me_ = backend->motion_search();
+  if (!me_) return Status::error(std::string("the ") + backend->name() + " backend has no motion search");
+  me_pred_.assign(mbs_.size(), MvCost{0, 0, 0});
+  me_parts_.assign(size_t(p.ref_frames), std::vector<MbPartitions>(mbs_.size()));
+  me_fields_.clear();
+  for (auto& parts : me_parts_)
+    me_fields_.push_back(MbPartitionField{parts.data(), mb_width_, mb_height_, MemoryLocation::Host});
   frame_num_ = 0;
   frames_since_idr_ = 0;
   idr_pic_id_ = 0;
@@ -72,9 +86,9 @@ void Encoder::load_source(const FrameIn& in) {
 
 // I_PCM costs mb_type, at most 7 alignment bits and 384 bytes; a macroblock whose coded
 // form is longer (noisy content at low QP) is sent as I_PCM, which is also lossless.
-static void use_pcm_if_cheaper(const MbAnalysis& a, Macroblock& mb, bool p_slice) {
+static void use_pcm_if_cheaper(const MbAnalysis& a, Macroblock& mb, bool p_slice, int num_refs) {
   BitWriter scratch;
-  write_macroblock(scratch, a.map, a.mx, a.my, p_slice);
+  write_macroblock(scratch, a.map, a.mx, a.my, p_slice, num_refs);
   size_t pcm_bits = size_t(ue_size(p_slice ? 30 : 25)) + 7 + 384 * 8;
   if (scratch.bit_count() <= pcm_bits) return;
   MbPixels px;
@@ -86,13 +100,73 @@ static void use_pcm_if_cheaper(const MbAnalysis& a, Macroblock& mb, bool p_slice
     px.rec_stride[p] = a.rec->stride[p];
   }
   mb.type = MbType::IPcm;
+  std::memset(mb.ref_idx, -1, sizeof(mb.ref_idx));
+  std::memset(mb.mv, 0, sizeof(mb.mv));
   code_pcm(px, mb);
+}
+
+// The analysis stage (DESIGN.md section 5, seeds 000/002/003): the ME core searches every
+// partition of every macroblock of the current frame against each reference before any
+// macroblock is coded. It searches the original current frame (that is what the encoder
+// codes) against the reconstructed references (what the decoder predicts from): seed 003
+// searches original against original frames to run a few frames ahead of coding, but then
+// the costs describe a prediction the decoder never makes, which loses quality at high QP;
+// x264 also searches reconstructed references. The exact mvpL0 is only known during coding,
+// in decoding order, so each macroblock's predictor here is approximated as seed 002 does
+// with vectors from an earlier pass: the median of the previous frame's final vectors of the
+// co-located left, upper and upper-right neighbours (motion continues from frame to frame),
+// (0, 0) after an IDR. The CPU re-costs the candidates with the exact predictor.
+Status Encoder::motion_search(int num_refs) {
+  for (int my = 0; my < mb_height_; my++) {
+    for (int mx = 0; mx < mb_width_; mx++) {
+      auto prev = [&](int x, int y, int bx, int by, int16_t v[2]) {
+        if (x < 0 || y < 0 || x >= mb_width_) return false;
+        const Macroblock& m = mbs_[size_t(y) * mb_width_ + x];
+        v[0] = is_intra(m.type) ? 0 : m.mv[4 * by + bx][0];
+        v[1] = is_intra(m.type) ? 0 : m.mv[4 * by + bx][1];
+        return true;
+      };
+      int16_t A[2] = {0, 0}, B[2] = {0, 0}, C[2] = {0, 0};
+      bool ha = prev(mx - 1, my, 3, 0, A), hb = prev(mx, my - 1, 0, 3, B);
+      bool hc = prev(mx + 1, my - 1, 0, 3, C) || prev(mx - 1, my - 1, 3, 3, C);
+      MvCost& p = me_pred_[size_t(my) * mb_width_ + mx];
+      p = MvCost{0, 0, 0};
+      if (ha && hb && hc) {
+        auto med = [](int a, int b, int c) { return std::max(std::min(a, b), std::min(std::max(a, b), c)); };
+        p.mvx = int16_t(med(A[0], B[0], C[0]));
+        p.mvy = int16_t(med(A[1], B[1], C[1]));
+      } else if (ha || hb) {
+        p.mvx = ha ? A[0] : B[0];
+        p.mvy = ha ? A[1] : B[1];
+      }
+    }
+  }
+  MeParams mp;
+  mp.range = params_.analyse.search_range;
+  mp.lambda = uint32_t(lambda_for_qp(params_.rc.qp));  // lambda_motion of seed 003
+  mp.subpel = params_.analyse.subpel ? Subpel::Quarter : Subpel::None;
+  mp.predictors = me_pred_.data();
+  for (int r = 0; r < num_refs; r++) {
+    Status st = me_->run(src_.view(0), dpb_[size_t(r)].pic.view(0), mp, me_fields_[size_t(r)]);
+    if (!st.ok()) return Status::error("motion search failed: " + st.message());
+  }
+  return Status();
+}
+
+void Encoder::count_stats(FrameStats& stats) const {
+  for (const Macroblock& mb : mbs_) {
+    stats.mb_type[int(mb.type)]++;
+    if (mb.type == MbType::P8x8)
+      for (int i = 0; i < 4; i++) stats.sub_mb_type[mb.sub_mb_type[i]]++;
+    if (!is_intra(mb.type))
+      for (int i = 0; i < 4; i++) stats.ref_idx[mb.ref_idx[i]]++;
+  }
 }
 
 Status Encoder::encode(const FrameIn& in, bool force_idr, EncodedFrame& out) {
   if (mb_width_ == 0) return Status::error("encoder used before init");
   load_source(in);
-  bool idr = force_idr || !have_ref_ || !params_.analyse.inter ||
+  bool idr = force_idr || dpb_.empty() || !params_.analyse.inter ||
              frames_since_idr_ >= params_.keyint_max;
   if (idr) {
     frame_num_ = 0;
@@ -101,6 +175,14 @@ Status Encoder::encode(const FrameIn& in, bool force_idr, EncodedFrame& out) {
   out.annexb.clear();
   out.idr = idr;
   out.frame_num = frame_num_;
+  out.stats = FrameStats();
+  // An IDR marks every reference unused (8.2.5.1); then the list holds what the window has.
+  const int num_refs = idr ? 0 : std::min(int(dpb_.size()), params_.ref_frames);
+  out.stats.num_ref_idx_active = num_refs;
+  if (num_refs) {
+    Status st = motion_search(num_refs);
+    if (!st.ok()) return st;
+  }
 
   BitWriter bw;
   if (idr) {
@@ -118,6 +200,7 @@ Status Encoder::encode(const FrameIn& in, bool force_idr, EncodedFrame& out) {
   sh.idr = idr;
   sh.idr_pic_id = idr_pic_id_;
   sh.nal_ref_idc = idr ? 3 : 2;
+  sh.num_ref_idx_l0_active = idr ? 1 : num_refs;
   sh.slice_qp_delta = params_.rc.qp - (26 + pps_.pic_init_qp_minus26);
   sh.disable_deblocking_filter_idc = params_.deblock.enabled ? 0 : 1;
   sh.slice_alpha_c0_offset_div2 = params_.deblock.alpha_c0_offset_div2;
@@ -127,7 +210,11 @@ Status Encoder::encode(const FrameIn& in, bool force_idr, EncodedFrame& out) {
   a.params = &params_;
   a.src = &src_;
   a.rec = &rec_;
-  a.ref = idr ? nullptr : &ref_;
+  const RefPicture* refs[4] = {};
+  for (int r = 0; r < num_refs; r++) refs[r] = &dpb_[size_t(r)];
+  a.num_refs = num_refs;
+  a.refs = refs;
+  a.me = me_fields_.data();
   a.qp = params_.rc.qp;
   a.qpc = chroma_qp(params_.rc.qp, params_.rc.chroma_qp_index_offset);
   a.lambda = lambda_for_qp(a.qp);
@@ -147,7 +234,7 @@ Status Encoder::encode(const FrameIn& in, bool force_idr, EncodedFrame& out) {
       a.my = addr / mb_width_;
       Macroblock& mb = mbs_[size_t(addr)];
       analyse_and_code_mb(a, mb);
-      if (mb.type != MbType::PSkip) use_pcm_if_cheaper(a, mb, !idr);
+      if (mb.type != MbType::PSkip) use_pcm_if_cheaper(a, mb, !idr, num_refs);
       if (mb.type == MbType::PSkip) {
         skip_run++;
         continue;
@@ -156,7 +243,7 @@ Status Encoder::encode(const FrameIn& in, bool force_idr, EncodedFrame& out) {
         bw.put_ue(uint32_t(skip_run));  // mb_skip_run
         skip_run = 0;
       }
-      write_macroblock(bw, a.map, a.mx, a.my, !idr);
+      write_macroblock(bw, a.map, a.mx, a.my, !idr, num_refs);
     }
     if (skip_run) bw.put_ue(uint32_t(skip_run));
     bw.rbsp_trailing_bits();
@@ -172,8 +259,18 @@ Status Encoder::encode(const FrameIn& in, bool force_idr, EncodedFrame& out) {
     dp.beta_offset = 2 * params_.deblock.beta_offset_div2;
     deblock_picture(rec_, MbMap{mbs_.data(), mb_width_, mb_height_, -1}, dp);
   }
-  std::swap(rec_, ref_);
-  have_ref_ = true;
+  count_stats(out.stats);
+  // Sliding window (8.2.5.3): the new reference enters in front, the oldest leaves.
+  if (idr) dpb_.clear();
+  RefPicture entering;
+  if (int(dpb_.size()) >= params_.ref_frames) {
+    entering = std::move(dpb_.back());
+    dpb_.pop_back();
+  }
+  std::swap(entering.pic, rec_);
+  if (rec_.mb_width != mb_width_ || rec_.mb_height != mb_height_) rec_.alloc(mb_width_, mb_height_);
+  entering.luma.build(entering.pic.view(0));
+  dpb_.push_front(std::move(entering));
   if (idr) idr_pic_id_ = (idr_pic_id_ + 1) % 65536;
   frame_num_ = (frame_num_ + 1) % (1 << (sps_.log2_max_frame_num_minus4 + 4));
   frames_since_idr_++;
@@ -181,11 +278,13 @@ Status Encoder::encode(const FrameIn& in, bool force_idr, EncodedFrame& out) {
 }
 
 void Encoder::recon_i420(std::vector<uint8_t>& out) const {
-  // The last reconstruction is the current reference (swapped in by encode()).
+  // The last reconstruction is the most recent reference (pushed by encode()).
   out.clear();
+  if (dpb_.empty()) return;
+  const Picture& pic = dpb_.front().pic;
   for (int p = 0; p < 3; p++) {
     int w = p ? params_.width / 2 : params_.width, h = p ? params_.height / 2 : params_.height;
-    for (int y = 0; y < h; y++) out.insert(out.end(), ref_.at(p, 0, y), ref_.at(p, 0, y) + w);
+    for (int y = 0; y < h; y++) out.insert(out.end(), pic.at(p, 0, y), pic.at(p, 0, y) + w);
   }
 }
 

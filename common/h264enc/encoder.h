@@ -2,10 +2,15 @@
 #pragma once
 
 #include <cstdint>
+#include <deque>
+#include <memory>
 #include <vector>
 
+#include "common/dsp/backend.h"
+#include "common/dsp/me.h"
 #include "common/h264enc/headers.h"
 #include "common/h264enc/macroblock.h"
+#include "common/h264enc/mc.h"
 #include "common/h264enc/params.h"
 #include "common/h264enc/picture.h"
 #include "common/util/status.h"
@@ -18,16 +23,28 @@ struct FrameIn {
   int stride[3];
 };
 
+// What the frame's macroblocks used.
+struct FrameStats {
+  int mb_type[8] = {};      // macroblocks by MbType value
+  int sub_mb_type[4] = {};  // P_8x8 sub-macroblocks by sub_mb_type
+  int ref_idx[4] = {};      // inter macroblocks' 8x8 quadrants by refIdxL0 (P_Skip included)
+  int num_ref_idx_active = 0;  // P slices: num_ref_idx_l0_active_minus1 + 1; 0 for an IDR
+
+  int count(MbType t) const { return mb_type[int(t)]; }
+};
+
 struct EncodedFrame {
   std::vector<uint8_t> annexb;  // one access unit: SPS and PPS before an IDR, then the slices
   bool idr = false;
   int frame_num = 0;
+  FrameStats stats;
 };
 
 class Encoder {
  public:
-  // Checks and takes the parameters; the next frame is an IDR.
-  Status init(const EncoderParams& params);
+  // Checks and takes the parameters; the next frame is an IDR. Motion search runs on
+  // `backend` (which must outlive the encoder), or on a CPU backend of its own when null.
+  Status init(const EncoderParams& params, Backend* backend = nullptr);
   // Encodes one frame; `force_idr` makes it an IDR.
   Status encode(const FrameIn& in, bool force_idr, EncodedFrame& out);
   // The reconstruction of the last encoded frame (after the loop filter), cropped to
@@ -38,14 +55,23 @@ class Encoder {
 
  private:
   void load_source(const FrameIn& in);
+  Status motion_search(int num_refs);
+  void count_stats(FrameStats& stats) const;
 
   EncoderParams params_;
   Sps sps_;
   Pps pps_;
   int mb_width_ = 0, mb_height_ = 0;
-  Picture src_, rec_, ref_;
+  Picture src_, rec_;
+  // Short-term reference frames, most recent first (RefPicList0's default order for P
+  // frames); a sliding window of params.ref_frames (8.2.5.3). Empty until the first IDR.
+  std::deque<RefPicture> dpb_;
   std::vector<Macroblock> mbs_;
-  bool have_ref_ = false;
+  std::unique_ptr<Backend> own_backend_;
+  std::unique_ptr<MotionSearch> me_;
+  std::vector<MvCost> me_pred_;                      // per macroblock, the ME core's predictor
+  std::vector<std::vector<MbPartitions>> me_parts_;  // per reference, the ME core's results
+  std::vector<MbPartitionField> me_fields_;
   int frame_num_ = 0;
   int frames_since_idr_ = 0;
   int idr_pic_id_ = 0;

@@ -58,7 +58,9 @@ void write_slice_header(BitWriter& bw, const Sps& sps, const Pps& pps, const Sli
   if (sh.idr) bw.put_ue(uint32_t(sh.idr_pic_id));
   // pic_order_cnt_type 2: no POC syntax; no redundant_pic_cnt
   if (sh.slice_type == kSliceP) {
-    bw.put_bit(0);  // num_ref_idx_active_override_flag
+    bool override = sh.num_ref_idx_l0_active != pps.num_ref_idx_l0_default_active_minus1 + 1;
+    bw.put_bit(override);  // num_ref_idx_active_override_flag
+    if (override) bw.put_ue(uint32_t(sh.num_ref_idx_l0_active - 1));
     bw.put_bit(0);  // ref_pic_list_modification_flag_l0
   }
   if (sh.nal_ref_idc != 0) {  // dec_ref_pic_marking()
@@ -79,16 +81,19 @@ void write_slice_header(BitWriter& bw, const Sps& sps, const Pps& pps, const Sli
   }
 }
 
-int level_for(int mb_count, double fps) {
-  struct Level { int idc, max_fs, max_mbps; };
+int level_for(int mb_count, double fps, int ref_frames) {
+  struct Level { int idc, max_fs, max_mbps, max_dpb_mbs; };
   static const Level kLevels[] = {
-      {10, 99, 1485},      {11, 396, 3000},     {12, 396, 6000},     {13, 396, 11880},
-      {20, 396, 11880},    {21, 792, 19800},    {22, 1620, 20250},   {30, 1620, 40500},
-      {31, 3600, 108000},  {32, 5120, 216000},  {40, 8192, 245760},  {41, 8192, 245760},
-      {42, 8704, 522240},  {50, 22080, 589824}, {51, 36864, 983040}, {52, 36864, 2073600},
+      {10, 99, 1485, 396},          {11, 396, 3000, 900},          {12, 396, 6000, 2376},
+      {13, 396, 11880, 2376},       {20, 396, 11880, 2376},        {21, 792, 19800, 4752},
+      {22, 1620, 20250, 8100},      {30, 1620, 40500, 8100},       {31, 3600, 108000, 18000},
+      {32, 5120, 216000, 20480},    {40, 8192, 245760, 32768},     {41, 8192, 245760, 32768},
+      {42, 8704, 522240, 34816},    {50, 22080, 589824, 110400},   {51, 36864, 983040, 184320},
+      {52, 36864, 2073600, 184320},
   };
   for (const Level& l : kLevels)
-    if (mb_count <= l.max_fs && mb_count * fps <= l.max_mbps) return l.idc;
+    if (mb_count <= l.max_fs && mb_count * fps <= l.max_mbps && mb_count * ref_frames <= l.max_dpb_mbs)
+      return l.idc;
   return 52;
 }
 

@@ -42,6 +42,7 @@ struct SliceHeader {
   bool idr = true;
   int idr_pic_id = 0;
   int nal_ref_idc = 3;
+  int num_ref_idx_l0_active = 1;  // P slices; overrides the PPS default when different
   int slice_qp_delta = 0;
   int disable_deblocking_filter_idc = 0;
   int slice_alpha_c0_offset_div2 = 0;
@@ -52,7 +53,8 @@ void write_sps(BitWriter& bw, const Sps& sps);
 void write_pps(BitWriter& bw, const Pps& pps);
 void write_slice_header(BitWriter& bw, const Sps& sps, const Pps& pps, const SliceHeader& sh);
 
-// The smallest level (Table A-1) whose MaxFS and MaxMBPS hold the frame at `fps`.
-int level_for(int mb_count, double fps);
+// The smallest level (Table A-1) whose MaxFS, MaxMBPS and MaxDpbMbs hold the frame at `fps`
+// with `ref_frames` reference frames.
+int level_for(int mb_count, double fps, int ref_frames = 1);
 
 }  // namespace gvc::h264

@@ -5,7 +5,11 @@
 
 namespace gvc::h264 {
 
-enum class MbType : uint8_t { I4x4, I16x16, IPcm, PL0_16x16, PSkip };
+// P macroblock types are those of Table 7-13 (P_8x8ref0 is never produced).
+enum class MbType : uint8_t { I4x4, I16x16, IPcm, PL0_16x16, PSkip, PL0_16x8, PL0_8x16, P8x8 };
+
+// sub_mb_type of a P_8x8 sub-macroblock (Table 7-17): the value is the syntax value.
+enum SubMbType : uint8_t { kSubP8x8 = 0, kSubP8x4 = 1, kSubP4x8 = 2, kSubP4x4 = 3 };
 
 inline bool is_intra(MbType t) { return t == MbType::I4x4 || t == MbType::I16x16 || t == MbType::IPcm; }
 
@@ -19,8 +23,14 @@ struct Macroblock {
   uint8_t i4_mode[16] = {}; // Intra4x4PredMode[luma4x4BlkIdx]
   uint8_t chroma_mode = 0;  // intra_chroma_pred_mode
   uint8_t cbp = 0;          // coded_block_pattern: bits 0..3 luma 8x8 blocks, bits 4..5 chroma (0..2)
-  int16_t mv[2] = {};       // P_L0_16x16 / P_Skip: mvL0 in quarter-pel (x, y)
-  int16_t mvp[2] = {};      // its predictor mvpL0; mvd_l0 = mv - mvp
+  // Motion of P macroblocks (intra: ref_idx -1, vectors 0). refIdxL0 per 8x8 quadrant
+  // (raster: 0 top-left, 1 top-right, 2 bottom-left, 3 bottom-right); mvL0 per 4x4 block in
+  // raster order (index 4 * y + x, quarter-pel); mvd_l0 of each (sub-)partition stored at its
+  // top-left 4x4 block.
+  int8_t ref_idx[4] = {-1, -1, -1, -1};
+  uint8_t sub_mb_type[4] = {};  // P_8x8 only
+  int16_t mv[16][2] = {};
+  int16_t mvd[16][2] = {};
   // TotalCoeff(coeff_token) of each 4x4 block (luma by luma4x4BlkIdx, AC only for
   // Intra_16x16; chroma AC by chroma4x4BlkIdx): nA/nB of 9.2.1 and the bS of 8.7.2.1.
   uint8_t total_coeff_luma[16] = {};

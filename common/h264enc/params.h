@@ -16,10 +16,16 @@ struct EncoderParams {
 
   struct {
     bool intra4x4 = true;   // try Intra_4x4 besides Intra_16x16
-    bool inter = true;      // P frames (P_L0_16x16, P_Skip); false: every frame is an IDR
-    int search_range = 16;  // integer full search, positions -range..range-1 (4..64)
-    bool subpel = true;     // quarter-pel refinement of the 16x16 vector
+    bool inter = true;      // P frames; false: every frame is an IDR
+    int search_range = 16;  // ME core full search, positions -range..range-1 (8..64)
+    bool subpel = true;     // the ME core's quarter-pel refinement of every partition
+    bool part16x8 = true;   // try P_L0_L0_16x8 and P_L0_L0_8x16 besides P_L0_16x16
+    bool part8x8 = true;    // try P_8x8 (sub_mb_type 8x8)
+    bool sub8x8 = true;     // with part8x8: also sub_mb_type 8x4, 4x8 and 4x4
+    bool refine = true;     // re-refine 16x16..8x8 vectors by one quarter-pel step, true mvp
   } analyse;
+
+  int ref_frames = 1;    // reference frames (1..4): max_num_ref_frames, sliding window
 
   struct {
     bool enabled = true;  // in-loop deblocking filter (disable_deblocking_filter_idc 0 or 1)

@@ -1,6 +1,9 @@
 // encode_test.cpp: encoder streams decoded by FFmpeg must equal the encoder's reconstruction bit for bit
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <string>
@@ -21,8 +24,8 @@ struct Case {
   bool intra4x4;
   bool inter;
   bool deblock;
-  // Macroblock types this configuration must produce on the clip, so that a pass means
-  // those types were checked: bit 0 I4x4, 1 I16x16, 2 P_L0_16x16, 3 P_Skip.
+  // Macroblock types and features this configuration must produce on the clip, so that a
+  // pass means they were checked (the kUse* bits below).
   unsigned must_use;
   int chroma_qp_index_offset = 0;
   int keyint_max = 250;
@@ -31,12 +34,22 @@ struct Case {
   int alpha_c0_offset_div2 = 0;
   int beta_offset_div2 = 0;
   int slices = 1;
+  int ref_frames = 1;
+  bool partitions = true;  // 16x8, 8x16 and P_8x8 with sub-partitions; false: P_L0_16x16 only
+  // Source instead of the clip: a still image, looped (the pre_filter then pans over it).
+  const char* image = nullptr;
 };
 
 std::ostream& operator<<(std::ostream& os, const Case& c) { return os << c.name; }
 
+// kUseP: any inter macroblock with syntax (not P_Skip); kUseQpel, kUseLongMv: among their
+// vectors, fractional x and y, |x| >= 4 samples; kUseRefN: refIdxL0 > 0 somewhere.
 constexpr unsigned kUseI4 = 1, kUseI16 = 2, kUseP = 4, kUseSkip = 8, kUseQpel = 16,
-                   kUseLongMv = 32, kUsePcm = 64;
+                   kUseLongMv = 32, kUsePcm = 64, kUse16x16 = 128, kUse16x8 = 256, kUse8x16 = 512,
+                   kUse8x8 = 1024, kUseSub8x4 = 2048, kUseSub4x8 = 4096, kUseSub4x4 = 8192,
+                   kUseRefN = 16384;
+constexpr unsigned kUseAllParts = kUse16x16 | kUse16x8 | kUse8x16 | kUse8x8 | kUseSub8x4 |
+                                  kUseSub4x8 | kUseSub4x4;
 
 class EncodeVsFfmpeg : public ::testing::TestWithParam<Case> {};
 
@@ -53,6 +66,8 @@ TEST_P(EncodeVsFfmpeg, DecodedFramesEqualReconstruction) {
                                   "it is the decoder oracle of this test";
   const std::string clip = test::find_test_clip();
   ASSERT_FALSE(clip.empty()) << "test clip missing: install opencv-doc (vtest.avi) or set GVC_TEST_CLIP";
+  ASSERT_TRUE(!c.image || access(c.image, R_OK) == 0)
+      << c.image << " is missing: install mate-backgrounds";
   test::TempDir dir;
   ASSERT_FALSE(dir.path().empty());
 
@@ -61,9 +76,13 @@ TEST_P(EncodeVsFfmpeg, DecodedFramesEqualReconstruction) {
   const std::string src_path = dir.path() + "/src.yuv";
   std::string filter = "scale=" + std::to_string(c.width) + ":" + std::to_string(c.height);
   if (c.pre_filter) filter = std::string(c.pre_filter) + "," + filter;
-  auto r = test::run_command({ffmpeg, "-nostdin", "-v", "error", "-i", clip, "-frames:v",
-                              std::to_string(c.frames), "-vf", filter,
-                              "-pix_fmt", "yuv420p", "-f", "rawvideo", "-y", src_path});
+  std::vector<std::string> input = {"-i", clip};
+  if (c.image) input = {"-loop", "1", "-i", c.image};
+  std::vector<std::string> args = {ffmpeg, "-nostdin", "-v", "error"};
+  args.insert(args.end(), input.begin(), input.end());
+  args.insert(args.end(), {"-frames:v", std::to_string(c.frames), "-vf", filter, "-pix_fmt",
+                           "yuv420p", "-f", "rawvideo", "-y", src_path});
+  auto r = test::run_command(args);
   ASSERT_EQ(r.exit_code, 0) << r.stderr_text;
   std::vector<uint8_t> src;
   ASSERT_TRUE(test::read_file(src_path, src));
@@ -81,6 +100,8 @@ TEST_P(EncodeVsFfmpeg, DecodedFramesEqualReconstruction) {
   p.deblock.alpha_c0_offset_div2 = c.alpha_c0_offset_div2;
   p.deblock.beta_offset_div2 = c.beta_offset_div2;
   p.slices = c.slices;
+  p.ref_frames = c.ref_frames;
+  p.analyse.part16x8 = p.analyse.part8x8 = p.analyse.sub8x8 = c.partitions;
   Encoder enc;
   Status st = enc.init(p);
   ASSERT_TRUE(st.ok()) << st.message();
@@ -115,17 +136,32 @@ TEST_P(EncodeVsFfmpeg, DecodedFramesEqualReconstruction) {
     enc.recon_i420(frame_recon);
     ASSERT_EQ(frame_recon.size(), frame_size);
     recon.insert(recon.end(), frame_recon.begin(), frame_recon.end());
+    const FrameStats& st = out.stats;
+    if (st.count(MbType::I4x4)) used |= kUseI4;
+    if (st.count(MbType::I16x16)) used |= kUseI16;
+    if (st.count(MbType::PSkip)) used |= kUseSkip;
+    if (st.count(MbType::IPcm)) used |= kUsePcm;
+    if (st.count(MbType::PL0_16x16)) used |= kUse16x16;
+    if (st.count(MbType::PL0_16x8)) used |= kUse16x8;
+    if (st.count(MbType::PL0_8x16)) used |= kUse8x16;
+    if (st.count(MbType::P8x8)) used |= kUse8x8;
+    if (st.sub_mb_type[kSubP8x4]) used |= kUseSub8x4;
+    if (st.sub_mb_type[kSubP4x8]) used |= kUseSub4x8;
+    if (st.sub_mb_type[kSubP4x4]) used |= kUseSub4x4;
+    if (st.ref_idx[1] + st.ref_idx[2] + st.ref_idx[3]) used |= kUseRefN;
+    EXPECT_EQ(st.num_ref_idx_active, out.idr ? 0 : std::min(c.ref_frames, f % c.keyint_max));
+    for (int r = st.num_ref_idx_active; r < 4; r++) EXPECT_EQ(st.ref_idx[r], 0) << "frame " << f;
+    if (!c.partitions) {
+      EXPECT_EQ(st.count(MbType::PL0_16x8) + st.count(MbType::PL0_8x16) + st.count(MbType::P8x8), 0);
+    }
     for (const Macroblock& mb : enc.macroblocks()) {
-      if (mb.type == MbType::I4x4) used |= kUseI4;
-      if (mb.type == MbType::I16x16) used |= kUseI16;
-      if (mb.type == MbType::PL0_16x16) {
-        used |= kUseP;
-        frac_x |= (mb.mv[0] & 3) != 0;
-        frac_y |= (mb.mv[1] & 3) != 0;
-        if (mb.mv[0] >= 16 || mb.mv[0] <= -16) used |= kUseLongMv;
+      if (is_intra(mb.type) || mb.type == MbType::PSkip) continue;
+      used |= kUseP;
+      for (const auto& mv : mb.mv) {
+        frac_x |= (mv[0] & 3) != 0;
+        frac_y |= (mv[1] & 3) != 0;
+        if (mv[0] >= 16 || mv[0] <= -16) used |= kUseLongMv;
       }
-      if (mb.type == MbType::PSkip) used |= kUseSkip;
-      if (mb.type == MbType::IPcm) used |= kUsePcm;
     }
   }
   if (frac_x && frac_y) used |= kUseQpel;

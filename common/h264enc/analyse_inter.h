@@ -1,0 +1,37 @@
+// analyse_inter.h: P macroblock decision: partitions, sub-partitions, references and P_Skip
+//
+// The ME core (gvc::MotionSearch) has already searched every partition of the macroblock
+// against every reference with an approximate predictor; here the CPU takes its vectors as
+// candidates, re-costs them with the exact predictor mvpL0 of 8.4.1.3 (which depends on the
+// partitions decided before, in decoding order), re-refines the larger partitions by one
+// quarter-pel step, and picks, by J = SATD + lambda * bits (analyse.h), among P_Skip,
+// P_L0_16x16, P_L0_L0_16x8, P_L0_L0_8x16 and P_8x8 with the best sub_mb_type and refIdxL0 of
+// each 8x8.
+#pragma once
+
+#include <cstdint>
+
+#include "common/h264enc/analyse.h"
+#include "common/h264enc/mvpred.h"
+
+namespace gvc::h264 {
+
+struct InterChoice {
+  MbType type = MbType::PL0_16x16;  // PSkip, PL0_16x16, PL0_16x8, PL0_8x16 or P8x8
+  uint8_t sub_mb_type[4] = {};      // P8x8
+  MotionState motion;               // refIdxL0 and mvL0 of every block
+  int16_t mvd[16][2] = {};          // mvd_l0 at each partition's top-left 4x4 block
+  int cost = 0;                     // J of the choice
+};
+
+// Chooses the inter coding of macroblock (a.mx, a.my) of a P slice (a.num_refs > 0).
+void choose_inter(const MbAnalysis& a, const MbPixels& px, InterChoice& out);
+
+// Predicts, codes and reconstructs the macroblock as `c`; a P_L0_16x16 choice with
+// refIdxL0 0, the P_Skip vector and no coded coefficients becomes P_Skip.
+void code_inter(const MbAnalysis& a, const MbPixels& px, const InterChoice& c, Macroblock& mb);
+
+// Index (mv_field.h) of the ME core's partition at (x, y), w x h in 4x4-block units.
+int me_partition_index(int x, int y, int w, int h);
+
+}  // namespace gvc::h264
