@@ -1,4 +1,4 @@
-// backend.cpp: the CUDA backend: device selection, host/device staging around gpu/me.cu
+// backend.cpp: the CUDA backend: device selection, host/device staging around the gpu/ kernels
 #include "gpu/backend.h"
 
 #include <cstring>
@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "gpu/device.h"
+#include "gpu/intra_prune.h"
 #include "gpu/me.h"
 
 namespace gvc {
@@ -30,6 +31,21 @@ struct CudaState {
     return check(cudaSetDevice(device), "cudaSetDevice");
   }
 };
+
+// A device view of `v`: itself when it is in device memory, else an uploaded copy.
+Status stage_plane(const PlaneView& v, cuda::DeviceBuffer& buf, cuda::DevicePlane* d,
+                   cudaStream_t s) {
+  if (v.loc == MemoryLocation::Device) {
+    *d = {v.data, v.stride, v.width, v.height};
+    return {};
+  }
+  const size_t pitch = (size_t(v.width) + 63) & ~size_t(63);
+  GVC_TRY(buf.reserve(pitch * v.height));
+  GVC_CUDA_TRY(cudaMemcpy2DAsync(buf.get(), pitch, v.data, size_t(v.stride), size_t(v.width),
+                                 size_t(v.height), cudaMemcpyHostToDevice, s));
+  *d = {buf.get<uint8_t>(), ptrdiff_t(pitch), v.width, v.height};
+  return {};
+}
 
 class CudaMotionSearch final : public MotionSearch {
  public:
@@ -109,24 +125,44 @@ class CudaMotionSearch final : public MotionSearch {
   }
 
  private:
-  // A device view of `v`: itself when it is in device memory, else an uploaded copy.
-  static Status stage_plane(const PlaneView& v, cuda::DeviceBuffer& buf, cuda::DevicePlane* d,
-                            cudaStream_t s) {
-    if (v.loc == MemoryLocation::Device) {
-      *d = {v.data, v.stride, v.width, v.height};
-      return {};
-    }
-    const size_t pitch = (size_t(v.width) + 63) & ~size_t(63);
-    GVC_TRY(buf.reserve(pitch * v.height));
-    GVC_CUDA_TRY(cudaMemcpy2DAsync(buf.get(), pitch, v.data, size_t(v.stride), size_t(v.width),
-                                   size_t(v.height), cudaMemcpyHostToDevice, s));
-    *d = {buf.get<uint8_t>(), ptrdiff_t(pitch), v.width, v.height};
-    return {};
-  }
-
   std::shared_ptr<CudaState> state_;
   cuda::MeCore core_;
   cuda::DeviceBuffer cur_buf_, ref_buf_, pred_buf_, out_buf_, blk_buf_;
+};
+
+class CudaIntraPrune final : public IntraPrune {
+ public:
+  explicit CudaIntraPrune(std::shared_ptr<CudaState> state) : state_(std::move(state)) {}
+
+  ~CudaIntraPrune() override {
+    // Free in the context the memory belongs to.
+    if (!state_->enter().ok()) return;
+  }
+
+  Status run(const PlaneView& y, const PlaneView& u, const PlaneView& v, IntraPruneMethod method,
+             IntraCandidateField& out) override {
+    GVC_TRY(intra_prune_check_args(y, u, v, out));
+    GVC_TRY(state_->enter());
+    cudaStream_t s = state_->stream.get();
+    cuda::DevicePlane dy, du, dv;
+    GVC_TRY(stage_plane(y, y_buf_, &dy, s));
+    GVC_TRY(stage_plane(u, u_buf_, &du, s));
+    GVC_TRY(stage_plane(v, v_buf_, &dv, s));
+    const size_t bytes = size_t(out.mb_cols) * out.mb_rows * sizeof(IntraMbCandidates);
+    IntraMbCandidates* dout = out.data;
+    if (out.loc == MemoryLocation::Host) {
+      GVC_TRY(out_buf_.reserve(bytes));
+      dout = out_buf_.get<IntraMbCandidates>();
+    }
+    GVC_TRY(cuda::intra_prune(dy, du, dv, method, dout, s));
+    if (out.loc == MemoryLocation::Host)
+      GVC_CUDA_TRY(cudaMemcpyAsync(out.data, dout, bytes, cudaMemcpyDeviceToHost, s));
+    return state_->stream.synchronize("intra pruning");
+  }
+
+ private:
+  std::shared_ptr<CudaState> state_;
+  cuda::DeviceBuffer y_buf_, u_buf_, v_buf_, out_buf_;
 };
 
 class CudaBackend final : public Backend {
@@ -138,6 +174,10 @@ class CudaBackend final : public Backend {
 
   std::unique_ptr<MotionSearch> motion_search() override {
     return std::make_unique<CudaMotionSearch>(state_);
+  }
+
+  std::unique_ptr<IntraPrune> intra_prune() override {
+    return std::make_unique<CudaIntraPrune>(state_);
   }
 
   void* allocate(size_t bytes) override {

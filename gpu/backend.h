@@ -23,9 +23,9 @@ namespace gvc {
 // belong to it. When no context is current, the backend selects `device_id` (its primary
 // context) with cudaSetDevice at creation and at the start of each call.
 //
-// Views and fields given to its MotionSearch may be in host or device memory (their `loc`);
-// host inputs are uploaded, host outputs copied back. run() and select_blocks() return when
-// the results are complete, in either memory.
+// Views and fields given to its MotionSearch and IntraPrune may be in host or device memory
+// (their `loc`); host inputs are uploaded, host outputs copied back. run() and select_blocks()
+// return when the results are complete, in either memory.
 std::unique_ptr<Backend> make_cuda_backend(int device_id, Status* why);
 
 }  // namespace gvc

@@ -5,6 +5,7 @@
 #include <memory>
 #include <string>
 
+#include "common/dsp/intra_prune.h"
 #include "common/dsp/me.h"
 #include "common/dsp/plane.h"
 #include "common/util/status.h"
@@ -23,6 +24,7 @@ class Backend {
   virtual MemoryLocation location() const = 0;
 
   virtual std::unique_ptr<MotionSearch> motion_search() = 0;
+  virtual std::unique_ptr<IntraPrune> intra_prune() = 0;
 
   // Memory in location(); nullptr when it cannot be had.
   virtual void* allocate(size_t bytes) = 0;

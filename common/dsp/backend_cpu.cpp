@@ -12,6 +12,7 @@ class CpuBackend final : public Backend {
   const char* name() const override { return "cpu"; }
   MemoryLocation location() const override { return MemoryLocation::Host; }
   std::unique_ptr<MotionSearch> motion_search() override { return make_cpu_motion_search(); }
+  std::unique_ptr<IntraPrune> intra_prune() override { return make_cpu_intra_prune(); }
   void* allocate(size_t bytes) override { return std::malloc(bytes ? bytes : 1); }
   void release(void* p) override { std::free(p); }
   Status copy(void* dst, MemoryLocation dst_loc, const void* src, MemoryLocation src_loc,

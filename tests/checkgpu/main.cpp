@@ -59,7 +59,8 @@ const Plane& elephants() {
   return p;
 }
 
-void run_bench();  // me.cpp
+void run_bench();               // me.cpp
+void run_intra_prune_bench();  // intra_prune.cpp
 
 }  // namespace checkgpu
 
@@ -82,6 +83,9 @@ int main(int argc, char** argv) {
     std::printf("checkgpu: no CUDA device (%s): every test is skipped\n",
                 checkgpu::no_cuda_reason().c_str());
   int rc = RUN_ALL_TESTS();
-  if (checkgpu::g_bench && checkgpu::cuda_backend()) checkgpu::run_bench();
+  if (checkgpu::g_bench && checkgpu::cuda_backend()) {
+    checkgpu::run_bench();
+    checkgpu::run_intra_prune_bench();
+  }
   return rc;
 }
