@@ -1,11 +1,16 @@
 // units_test.cpp: CAVLC, transform and prediction pieces of the encoder against worked examples
 #include <gtest/gtest.h>
 
+#include <random>
 #include <string>
+#include <vector>
 
 #include "common/bitstream/bitwriter.h"
 #include "common/h264enc/cavlc.h"
+#include "common/dsp/me.h"
 #include "common/h264enc/encoder.h"
+#include "common/h264enc/mc.h"
+#include "common/h264enc/mvpred.h"
 #include "common/h264enc/predict.h"
 #include "common/h264enc/transform.h"
 
@@ -107,6 +112,103 @@ TEST(Predict, PlaneModeFollowsARamp) {
   IntraEdge none;
   predict_16x16(kI16Dc, none, pred);
   EXPECT_EQ(pred[255], 128);
+}
+
+TEST(Mc, LumaRefPlanesEqualTheQpelSampleOfMe) {
+  // A random 37x23 plane: every fractional position, blocks inside, across and far outside
+  // the padded border must give the samples of 8.4.2.2.1 that the ME core computes.
+  const int w = 37, h = 23;
+  std::vector<uint8_t> data(w * h);
+  std::mt19937 rng(7);
+  for (auto& v : data) v = uint8_t(rng() & 255);
+  PlaneView ref{data.data(), w, w, h, MemoryLocation::Host};
+  LumaRefPlanes planes;
+  planes.build(ref);
+  for (int y = -30; y < h + 30; y += 7) {
+    for (int x = -30; x < w + 30; x += 5) {
+      for (int f = 0; f < 16; f++) {
+        const int16_t mv[2] = {int16_t(f & 3), int16_t(f >> 2)};
+        uint8_t pred[8 * 4];
+        planes.predict(x, y, 8, 4, mv, pred, 8);
+        for (int j = 0; j < 4; j++)
+          for (int i = 0; i < 8; i++)
+            ASSERT_EQ(pred[8 * j + i], luma_qpel_sample(ref, x + i, y + j, f & 3, f >> 2))
+                << "at (" << x + i << ", " << y + j << ") fraction " << f;
+      }
+    }
+  }
+}
+
+// A 3x2-macroblock picture: the current macroblock is (1, 1); its neighbours are P_L0_16x16
+// macroblocks with the given refIdxL0 and vector.
+struct MvFixture {
+  Macroblock mbs[6];
+  MbMap map{mbs, 3, 2, 0};
+  void set(int mx, int my, int ref, int mvx, int mvy) {
+    Macroblock& m = mbs[my * 3 + mx];
+    m.type = MbType::PL0_16x16;
+    for (auto& r : m.ref_idx) r = int8_t(ref);
+    for (auto& v : m.mv) v[0] = int16_t(mvx), v[1] = int16_t(mvy);
+  }
+};
+
+TEST(MvPred, MedianDirectionalAndSubPartitionNeighbours) {
+  MvFixture f;
+  f.set(0, 0, 0, 10, 10);    // D
+  f.set(1, 0, 0, 8, 8);      // B
+  f.set(2, 0, 1, 100, 100);  // C
+  f.set(0, 1, 0, 4, 0);      // A
+  MotionState st;
+  MvContext ctx{&f.map, 1, 1, &st};
+  int16_t mvp[2];
+  predict_mv(ctx, 0, 0, 4, 4, 0, mvp);  // A and B have ref 0: median of (4,0), (8,8), (100,100)
+  EXPECT_EQ(mvp[0], 8);
+  EXPECT_EQ(mvp[1], 8);
+  predict_mv(ctx, 0, 0, 4, 4, 1, mvp);  // only C has ref 1
+  EXPECT_EQ(mvp[0], 100);
+  EXPECT_EQ(mvp[1], 100);
+  predict_mv(ctx, 0, 0, 4, 2, 0, mvp);  // 16x8 upper: B
+  EXPECT_EQ(mvp[0], 8);
+  EXPECT_EQ(mvp[1], 8);
+  st.set(0, 0, 4, 2, 0, 20, 20);
+  predict_mv(ctx, 0, 2, 4, 2, 0, mvp);  // 16x8 lower: A
+  EXPECT_EQ(mvp[0], 4);
+  EXPECT_EQ(mvp[1], 0);
+
+  MotionState st2;
+  MvContext ctx2{&f.map, 1, 1, &st2};
+  st2.set(0, 0, 2, 4, 1, -6, 2);
+  predict_mv(ctx2, 2, 0, 2, 4, 1, mvp);  // 8x16 right: C (ref 1)
+  EXPECT_EQ(mvp[0], 100);
+  EXPECT_EQ(mvp[1], 100);
+
+  // 4x4 block 3 of the first 8x8: C lies in the second 8x8, not yet decoded, so D (block 0)
+  // replaces it: median of A (3,3), B (2,2), D (10,10).
+  MotionState st3;
+  MvContext ctx3{&f.map, 1, 1, &st3};
+  st3.set(0, 0, 1, 1, 0, 10, 10);
+  st3.set(1, 0, 1, 1, 0, 2, 2);
+  st3.set(0, 1, 1, 1, 0, 3, 3);
+  predict_mv(ctx3, 1, 1, 1, 1, 0, mvp);
+  EXPECT_EQ(mvp[0], 3);
+  EXPECT_EQ(mvp[1], 3);
+  // 8x4 lower half of the second 8x8: C, right of the macroblock below its top row, is never
+  // available, so D (block (1, 0): (2, 2)) replaces it; A (block (1, 1)) is left undecided
+  // here, so it counts as unavailable; B is the upper 8x4 (40, 0). Median: (2, 0).
+  st3.set(2, 0, 2, 1, 0, 40, 0);
+  predict_mv(ctx3, 2, 1, 2, 1, 0, mvp);
+  EXPECT_EQ(mvp[0], 2);
+  EXPECT_EQ(mvp[1], 0);
+
+  // P_Skip: A has ref 0 and vector (0, 0) -> (0, 0); otherwise the 16x16 prediction.
+  int16_t mv[2];
+  predict_mv_skip(f.map, 1, 1, mv);
+  EXPECT_EQ(mv[0], 8);
+  EXPECT_EQ(mv[1], 8);
+  f.set(0, 1, 0, 0, 0);
+  predict_mv_skip(f.map, 1, 1, mv);
+  EXPECT_EQ(mv[0], 0);
+  EXPECT_EQ(mv[1], 0);
 }
 
 TEST(Encoder, RejectsBadParameters) {
