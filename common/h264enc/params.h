@@ -22,7 +22,7 @@ struct EncoderParams {
     bool part16x8 = true;   // try P_L0_L0_16x8 and P_L0_L0_8x16 besides P_L0_16x16
     bool part8x8 = true;    // try P_8x8 (sub_mb_type 8x8)
     bool sub8x8 = true;     // with part8x8: also sub_mb_type 8x4, 4x8 and 4x4
-    bool refine = true;     // re-refine 16x16..8x8 vectors by one quarter-pel step, true mvp
+    bool refine = true;     // re-refine 16x16..8x8 vectors in quarter-pel steps (at most 2), true mvp
   } analyse;
 
   int ref_frames = 1;    // reference frames (1..4): max_num_ref_frames, sliding window
