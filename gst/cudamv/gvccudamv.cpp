@@ -488,6 +488,21 @@ gvc_cuda_mv_check_caps (GvcCudaMv * self, GstCaps * caps)
   return TRUE;
 }
 
+/* Fixed raw-video caps of a format we cannot take still reach the CAPS event, where they
+ * are refused with a message that says why; probes (unfixed caps) get the plain answer,
+ * and caps queries offer NV12 and I420 only, so negotiation never picks another format. */
+static gboolean
+gvc_cuda_mv_accept_caps (GstBaseTransform * trans, GstPadDirection direction,
+    GstCaps * caps)
+{
+  if (GST_BASE_TRANSFORM_CLASS (parent_class)->accept_caps (trans, direction,
+          caps))
+    return TRUE;
+
+  return direction == GST_PAD_SINK && gst_caps_is_fixed (caps) &&
+      gst_structure_has_name (gst_caps_get_structure (caps, 0), "video/x-raw");
+}
+
 static gboolean
 gvc_cuda_mv_sink_event (GstBaseTransform * trans, GstEvent * event)
 {
@@ -918,6 +933,7 @@ gvc_cuda_mv_class_init (GvcCudaMvClass * klass)
   trans_class->start = GST_DEBUG_FUNCPTR (gvc_cuda_mv_start);
   trans_class->stop = GST_DEBUG_FUNCPTR (gvc_cuda_mv_stop);
   trans_class->query = GST_DEBUG_FUNCPTR (gvc_cuda_mv_query);
+  trans_class->accept_caps = GST_DEBUG_FUNCPTR (gvc_cuda_mv_accept_caps);
   trans_class->sink_event = GST_DEBUG_FUNCPTR (gvc_cuda_mv_sink_event);
   trans_class->set_caps = GST_DEBUG_FUNCPTR (gvc_cuda_mv_set_caps);
   trans_class->prepare_output_buffer =
