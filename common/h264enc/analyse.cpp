@@ -61,6 +61,7 @@ static int choose_i16(const MbAnalysis& a, const MbPixels& px, int* best_mode) {
   int best = INT_MAX;
   for (int mode = 0; mode < 4; mode++) {
     if (!i16_mode_available(mode, e)) continue;
+    if (a.intra_cand && !(a.intra_cand->i16x16 >> mode & 1)) continue;
     uint8_t pred[256];
     predict_16x16(mode, e, pred);
     int cost = satd(px.src[0], px.src_stride[0], pred, 16) + a.lambda * ue_size(uint32_t(1 + mode));
@@ -112,6 +113,7 @@ static int choose_and_code_i4(const MbAnalysis& a, const MbPixels& px, Macrobloc
     uint8_t best_pred[16];
     for (int mode = 0; mode < 9; mode++) {
       if (!i4_mode_available(mode, e)) continue;
+      if (a.intra_cand && !(a.intra_cand->i4x4[blk] >> mode & 1)) continue;
       uint8_t pred[16];
       predict_4x4(mode, e, pred);
       int cost = satd(px.src[0] + 4 * by * px.src_stride[0] + 4 * bx, px.src_stride[0], pred, 4) +
@@ -139,6 +141,7 @@ static void code_intra_chroma(const MbAnalysis& a, const MbPixels& px, Macrobloc
   uint8_t pred[2][64], best_pred[2][64];
   for (int mode = 0; mode < 4; mode++) {
     if (!chroma_mode_available(mode, e[0])) continue;
+    if (a.intra_cand && !(a.intra_cand->chroma >> mode & 1)) continue;
     int cost = a.lambda * ue_size(uint32_t(mode));
     for (int c = 0; c < 2; c++) {
       predict_chroma8x8(mode, e[c], pred[c]);

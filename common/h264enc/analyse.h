@@ -32,6 +32,8 @@ struct MbAnalysis {
   int mx, my;
   int qp, qpc;
   int lambda;
+  // The intra modes worth trying for this macroblock (common/dsp/intra_prune.h); null: all.
+  const IntraMbCandidates* intra_cand = nullptr;
   int max_mv_y;  // |vertical vector| limit in quarter-pel (MaxVmvR of the level, Table A-1)
 };
 

@@ -38,7 +38,9 @@ Status Encoder::init(const EncoderParams& p, Backend* backend) {
   mb_height_ = (p.height + 15) / 16;
 
   sps_ = Sps();
-  sps_.level_idc = p.level_idc ? p.level_idc : level_for(mb_width_ * mb_height_, 30.0, p.ref_frames);
+  sps_.level_idc = p.level_idc ? p.level_idc
+                               : level_for(mb_width_ * mb_height_, p.fps > 0 ? p.fps : 30.0, p.ref_frames);
+  sps_.constraint_set1_flag = p.constrained;
   sps_.log2_max_frame_num_minus4 = 4;  // frame_num cycles through 0..255
   sps_.max_num_ref_frames = p.ref_frames;
   sps_.pic_width_in_mbs_minus1 = mb_width_ - 1;
@@ -60,6 +62,13 @@ Status Encoder::init(const EncoderParams& p, Backend* backend) {
   }
   me_ = backend->motion_search();
   if (!me_) return Status::error(std::string("the ") + backend->name() + " backend has no motion search");
+  prune_.reset();
+  intra_cand_.clear();
+  if (p.analyse.intra_prune != IntraPruneMethod::None) {
+    prune_ = backend->intra_prune();
+    if (!prune_) return Status::error(std::string("the ") + backend->name() + " backend has no intra pruning");
+    intra_cand_.resize(mbs_.size());
+  }
   me_pred_.assign(mbs_.size(), MvCost{0, 0, 0});
   me_parts_.assign(size_t(p.ref_frames), std::vector<MbPartitions>(mbs_.size()));
   me_fields_.clear();
@@ -163,11 +172,27 @@ void Encoder::count_stats(FrameStats& stats) const {
   }
 }
 
+Status Encoder::set_qp(int qp) {
+  if (qp < 0 || qp > 51) return Status::error("qp must be within 0..51");
+  params_.rc.qp = qp;
+  return Status();
+}
+
+void Encoder::parameter_sets(std::vector<uint8_t>& sps, std::vector<uint8_t>& pps) const {
+  BitWriter bw;
+  write_sps(bw, sps_);
+  sps.assign(1, uint8_t((3 << 5) | int(NalUnitType::kSps)));
+  rbsp_to_ebsp(bw.bytes().data(), bw.bytes().size(), sps);
+  bw.clear();
+  write_pps(bw, pps_);
+  pps.assign(1, uint8_t((3 << 5) | int(NalUnitType::kPps)));
+  rbsp_to_ebsp(bw.bytes().data(), bw.bytes().size(), pps);
+}
+
 Status Encoder::encode(const FrameIn& in, bool force_idr, EncodedFrame& out) {
   if (mb_width_ == 0) return Status::error("encoder used before init");
   load_source(in);
-  bool idr = force_idr || dpb_.empty() || !params_.analyse.inter ||
-             frames_since_idr_ >= params_.keyint_max;
+  bool idr = force_idr || idr_due();
   if (idr) {
     frame_num_ = 0;
     frames_since_idr_ = 0;
@@ -175,16 +200,30 @@ Status Encoder::encode(const FrameIn& in, bool force_idr, EncodedFrame& out) {
   out.annexb.clear();
   out.idr = idr;
   out.frame_num = frame_num_;
+  out.qp = params_.rc.qp;
   out.stats = FrameStats();
   // An IDR marks every reference unused (8.2.5.1); then the list holds what the window has.
   const int num_refs = idr ? 0 : std::min(int(dpb_.size()), params_.ref_frames);
   out.stats.num_ref_idx_active = num_refs;
+  if (prune_) {
+    // Candidates from the edge-extended source, so every macroblock is covered.
+    IntraCandidateField field{intra_cand_.data(), mb_width_, mb_height_, MemoryLocation::Host};
+    Status st = prune_->run(src_.view(0), src_.view(1), src_.view(2), params_.analyse.intra_prune, field);
+    if (!st.ok()) return Status::error("intra pruning failed: " + st.message());
+  }
   if (num_refs) {
     Status st = motion_search(num_refs);
     if (!st.ok()) return st;
   }
 
   BitWriter bw;
+  if (params_.aud) {
+    // 7.3.2.4: primary_pic_type 0 (I slices only) for an IDR, 1 (I or P) otherwise
+    bw.put_bits(3, idr ? 0 : 1);
+    bw.rbsp_trailing_bits();
+    write_annexb_nal(out.annexb, 0, NalUnitType::kAud, bw.bytes());
+    bw.clear();
+  }
   if (idr) {
     write_sps(bw, sps_);
     write_annexb_nal(out.annexb, 3, NalUnitType::kSps, bw.bytes());
@@ -233,6 +272,7 @@ Status Encoder::encode(const FrameIn& in, bool force_idr, EncodedFrame& out) {
       a.mx = addr % mb_width_;
       a.my = addr / mb_width_;
       Macroblock& mb = mbs_[size_t(addr)];
+      a.intra_cand = prune_ ? &intra_cand_[size_t(addr)] : nullptr;
       analyse_and_code_mb(a, mb);
       if (mb.type != MbType::PSkip) use_pcm_if_cheaper(a, mb, !idr, num_refs);
       if (mb.type == MbType::PSkip) {

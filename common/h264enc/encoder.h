@@ -37,6 +37,7 @@ struct EncodedFrame {
   std::vector<uint8_t> annexb;  // one access unit: SPS and PPS before an IDR, then the slices
   bool idr = false;
   int frame_num = 0;
+  int qp = 0;  // the QP of every slice
   FrameStats stats;
 };
 
@@ -47,6 +48,16 @@ class Encoder {
   Status init(const EncoderParams& params, Backend* backend = nullptr);
   // Encodes one frame; `force_idr` makes it an IDR.
   Status encode(const FrameIn& in, bool force_idr, EncodedFrame& out);
+  // Whether the next frame is an IDR even when none is forced (first frame, key-int-max).
+  bool idr_due() const {
+    return dpb_.empty() || !params_.analyse.inter || frames_since_idr_ >= params_.keyint_max;
+  }
+  // Sets the QP of the next frames (rate control); a per-slice slice_qp_delta carries it.
+  Status set_qp(int qp);
+  // The SPS and PPS NAL units (header byte and escaped payload, no start code), as sent
+  // before every IDR: for an avcC record.
+  void parameter_sets(std::vector<uint8_t>& sps, std::vector<uint8_t>& pps) const;
+  int level_idc() const { return sps_.level_idc; }
   // The reconstruction of the last encoded frame (after the loop filter), cropped to
   // width x height, as I420 (what a decoder outputs for that frame).
   void recon_i420(std::vector<uint8_t>& out) const;
@@ -69,6 +80,8 @@ class Encoder {
   std::vector<Macroblock> mbs_;
   std::unique_ptr<Backend> own_backend_;
   std::unique_ptr<MotionSearch> me_;
+  std::unique_ptr<IntraPrune> prune_;                // when params.analyse.intra_prune != None
+  std::vector<IntraMbCandidates> intra_cand_;        // per macroblock, this frame's candidates
   std::vector<MvCost> me_pred_;                      // per macroblock, the ME core's predictor
   std::vector<std::vector<MbPartitions>> me_parts_;  // per reference, the ME core's results
   std::vector<MbPartitionField> me_fields_;

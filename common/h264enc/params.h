@@ -3,6 +3,8 @@
 
 #include <cstdint>
 
+#include "common/dsp/intra_prune.h"
+
 namespace gvc::h264 {
 
 struct EncoderParams {
@@ -23,6 +25,8 @@ struct EncoderParams {
     bool part8x8 = true;    // try P_8x8 (sub_mb_type 8x8)
     bool sub8x8 = true;     // with part8x8: also sub_mb_type 8x4, 4x8 and 4x4
     bool refine = true;     // re-refine 16x16..8x8 vectors in quarter-pel steps (at most 2), true mvp
+    // intra modes tried: None every mode; Kirsch (seed 003) or Sobel (Pan) edge candidates only
+    IntraPruneMethod intra_prune = IntraPruneMethod::None;
   } analyse;
 
   int ref_frames = 1;    // reference frames (1..4): max_num_ref_frames, sliding window
@@ -35,7 +39,10 @@ struct EncoderParams {
 
   int slices = 1;        // slices per picture (1..number of macroblocks), equal macroblock counts
   int keyint_max = 250;  // an IDR at least every keyint_max frames
-  int level_idc = 0;     // 0: the smallest level whose frame size and MB rate fit (30 fps)
+  int level_idc = 0;     // 0: the smallest level whose frame size and MB rate fit at fps
+  double fps = 30.0;     // frame rate, for the level only (the stream carries no timing)
+  bool constrained = true;  // constraint_set1_flag: Constrained Baseline, else Baseline
+  bool aud = false;      // an access unit delimiter NAL unit opens every access unit
 };
 
 }  // namespace gvc::h264

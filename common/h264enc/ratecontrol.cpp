@@ -1,0 +1,96 @@
+// ratecontrol.cpp: frame-level QP control (constant QP, CBR, VBR) with a VBV buffer model
+#include "common/h264enc/ratecontrol.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace gvc::h264 {
+
+namespace {
+// An I frame's target, in frame periods of bits: it has no reference to predict from.
+constexpr double kIdrPeriods = 4.0;
+// How far the QP may move from the same frame type's last QP in one frame.
+constexpr int kMaxStep = 4;
+// Weight of the newest frame in the complexity average.
+constexpr double kLearn = 0.5;
+// The part of the VBV a frame may take at most (the rest absorbs prediction errors).
+constexpr double kVbvMargin = 0.6;
+
+double qstep_bits(int qp) { return std::exp2(-qp / 6.0); }
+}  // namespace
+
+void RateControl::init(const RateControlParams& p) {
+  p_ = p;
+  complexity_[0] = complexity_[1] = 0;
+  last_qp_[0] = last_qp_[1] = -1;
+  avg_error_ = 0;
+  underflows_ = 0;
+  size_ = fill_rate_bps() * p_.vbv_buffer_ms / 1000.0;
+  fullness_ = size_ * p_.vbv_init;
+}
+
+double RateControl::fill_rate_bps() const {
+  if (p_.mode == RcMode::Vbr)
+    return 1000.0 * (p_.max_bitrate_kbps > 0 ? std::max(p_.max_bitrate_kbps, p_.bitrate_kbps)
+                                            : p_.bitrate_kbps * 3 / 2);
+  return 1000.0 * p_.bitrate_kbps;
+}
+
+void RateControl::set_bitrate(int bitrate_kbps, int max_bitrate_kbps) {
+  if (bitrate_kbps == p_.bitrate_kbps && max_bitrate_kbps == p_.max_bitrate_kbps) return;
+  double level = size_ > 0 ? fullness_ / size_ : p_.vbv_init;
+  p_.bitrate_kbps = bitrate_kbps;
+  p_.max_bitrate_kbps = max_bitrate_kbps;
+  // The buffer keeps its duration and its relative fullness; the average restarts.
+  size_ = fill_rate_bps() * p_.vbv_buffer_ms / 1000.0;
+  fullness_ = size_ * level;
+  avg_error_ = 0;
+}
+
+double RateControl::predict(bool idr, int qp) const {
+  return complexity_[idr] * qstep_bits(qp);
+}
+
+int RateControl::frame_qp(bool idr) {
+  if (p_.mode == RcMode::Cqp) return p_.qp;
+  const double period_bits = 1000.0 * p_.bitrate_kbps / p_.fps;
+  // Steer the buffer back to its initial fullness within half a second (Cbr), or the running
+  // average back to the bitrate within two seconds (Vbr).
+  double correction;
+  if (p_.mode == RcMode::Cbr)
+    correction = (fullness_ - size_ * p_.vbv_init) / std::max(1.0, p_.fps / 2);
+  else
+    correction = -avg_error_ / std::max(1.0, 2 * p_.fps);
+  double target = (idr ? kIdrPeriods : 1.0) * period_bits + correction;
+  target = std::max(target, period_bits / 8);
+  target = std::min(target, fullness_ * kVbvMargin);
+
+  int qp;
+  if (complexity_[idr] <= 0) {
+    // Nothing learnt for this type yet: a P frame starts from the I frame's QP, and the
+    // first frame from the configured QP.
+    qp = last_qp_[1] >= 0 ? last_qp_[1] : p_.qp;
+    if (complexity_[1] > 0 && !idr) qp = last_qp_[1] - 3;
+  } else {
+    // c * 2^(-qp/6) = target
+    qp = int(std::lround(6.0 * std::log2(complexity_[idr] / std::max(target, 1.0))));
+    if (last_qp_[idr] >= 0) qp = std::clamp(qp, last_qp_[idr] - kMaxStep, last_qp_[idr] + kMaxStep);
+  }
+  qp = std::clamp(qp, p_.min_qp, p_.max_qp);
+  // Never plan a frame the buffer cannot hold with a margin.
+  while (qp < p_.max_qp && complexity_[idr] > 0 && predict(idr, qp) > fullness_ * kVbvMargin) qp++;
+  return qp;
+}
+
+void RateControl::update(bool idr, int qp, int64_t bits) {
+  if (p_.mode == RcMode::Cqp) return;
+  double c = double(bits) / qstep_bits(qp);
+  complexity_[idr] = complexity_[idr] > 0 ? (1 - kLearn) * complexity_[idr] + kLearn * c : c;
+  last_qp_[idr] = qp;
+  if (double(bits) > fullness_) underflows_++;
+  fullness_ = std::min(size_, fullness_ - double(bits) + fill_rate_bps() / p_.fps);
+  if (fullness_ < 0) fullness_ = 0;
+  avg_error_ += double(bits) - 1000.0 * p_.bitrate_kbps / p_.fps;
+}
+
+}  // namespace gvc::h264
