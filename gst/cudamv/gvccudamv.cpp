@@ -699,7 +699,12 @@ gvc_cuda_mv_search (GvcCudaMv * self, const gvc::MeParams & params,
     /* One row of records per video row: a GRAY8 picture cols * 8 bytes wide. */
     gst_video_info_set_format (&vinfo, GST_VIDEO_FORMAT_GRAY8,
         cols * sizeof (gvc::MvCost), rows);
-    mem = gst_cuda_allocator_alloc (NULL, self->context, &vinfo);
+    /* 1.22 takes no NULL allocator: use the one gst_cuda_memory_init_once() registered. */
+    GstAllocator *allocator = gst_allocator_find (GST_CUDA_MEMORY_TYPE_NAME);
+    mem = allocator ? gst_cuda_allocator_alloc (GST_CUDA_ALLOCATOR (allocator),
+        self->context, &vinfo) : NULL;
+    if (allocator)
+      gst_object_unref (allocator);
     if (!mem) {
       GST_ELEMENT_ERROR (self, RESOURCE, NO_SPACE_LEFT,
           ("Out of GPU memory for the motion-vector meta."), (NULL));

@@ -42,15 +42,18 @@ DumpRun run_mv_dump(std::vector<std::string> args) {
   return r;
 }
 
-// A 5-frame 176x144 MJPEG AVI of a moving ball, written to a fresh temporary directory.
+// A 5-frame 176x144 clip of a moving ball (MJPEG in AVI, or raw video in Matroska where
+// jpegenc is missing, as on the GPU hosts' bundle), in a fresh temporary directory.
 std::string make_clip(std::string* dir) {
   gchar* d = g_dir_make_tmp("mvdump-XXXXXX", nullptr);
   *dir = d;
   g_free(d);
-  std::string path = *dir + "/ball.avi";
-  std::string desc = "videotestsrc num-buffers=5 pattern=ball ! "
-                     "video/x-raw,width=176,height=144,framerate=30/1 ! jpegenc ! avimux ! "
-                     "filesink location=" + path;
+  bool jpeg = gst_registry_check_feature_version(gst_registry_get(), "jpegenc", 1, 0, 0) &&
+              gst_registry_check_feature_version(gst_registry_get(), "jpegdec", 1, 0, 0);
+  std::string path = *dir + (jpeg ? "/ball.avi" : "/ball.mkv");
+  std::string desc = std::string("videotestsrc num-buffers=5 pattern=ball ! "
+                                 "video/x-raw,format=I420,width=176,height=144,framerate=30/1 ! ") +
+                     (jpeg ? "jpegenc ! avimux" : "matroskamux") + " ! filesink location=" + path;
   GstElement* p = gst_parse_launch(desc.c_str(), nullptr);
   if (!p) return "";
   gst_element_set_state(p, GST_STATE_PLAYING);
@@ -71,7 +74,12 @@ TEST(MvDump, PrintsOneRowPerBlockFromFrameOne) {
   gst_init(nullptr, nullptr);
   ASSERT_NE(g_getenv("MV_DUMP"), nullptr) << "meson sets MV_DUMP to the example's path";
   std::string dir, clip = make_clip(&dir);
-  ASSERT_FALSE(clip.empty()) << "could not make the test clip (jpegenc, avimux)";
+  if (clip.empty()) {
+    g_remove((dir + "/ball.avi").c_str());
+    g_remove((dir + "/ball.mkv").c_str());
+    g_rmdir(dir.c_str());
+    GTEST_SKIP() << "no muxer here to make a test clip (jpegenc+avimux or matroskamux)";
+  }
 
   for (const char* block : {"16", "8"}) {
     DumpRun r = run_mv_dump({"--backend", "cpu", "--block", block, "--range", "8", "--subpel",
