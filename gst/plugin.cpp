@@ -3,6 +3,7 @@
 
 #include <gst/gst.h>
 
+#include "gst/cudah264enc/gvccudah264enc.h"
 #include "gst/cudamv/gvccudamv.h"
 
 #if GVC_CUDAMV_CUDA
@@ -24,7 +25,8 @@ plugin_init (GstPlugin * plugin)
   gst_cuda_memory_init_once ();
 #endif
 
-  return GST_ELEMENT_REGISTER (cudamv, plugin);
+  return GST_ELEMENT_REGISTER (cudamv, plugin) &&
+      GST_ELEMENT_REGISTER (cudah264enc, plugin);
 }
 
 GST_PLUGIN_DEFINE (GST_VERSION_MAJOR, GST_VERSION_MINOR, gvc,

@@ -696,9 +696,11 @@ gvc_cuda_mv_search (GvcCudaMv * self, const gvc::MeParams & params,
       return NULL;
     }
 
-    /* One row of records per video row: a GRAY8 picture cols * 8 bytes wide. */
-    gst_video_info_set_format (&vinfo, GST_VIDEO_FORMAT_GRAY8,
-        cols * sizeof (gvc::MvCost), rows);
+    /* One row of records per picture row. GstCudaMemory (1.22) allocates only video
+     * formats it knows, GRAY8 not among them: an RGBA picture of 2 * cols pixels is
+     * cols * 8 bytes wide, one pitched row per row of blocks. */
+    gst_video_info_set_format (&vinfo, GST_VIDEO_FORMAT_RGBA,
+        cols * sizeof (gvc::MvCost) / 4, rows);
     /* 1.22 takes no NULL allocator: use the one gst_cuda_memory_init_once() registered. */
     GstAllocator *allocator = gst_allocator_find (GST_CUDA_MEMORY_TYPE_NAME);
     mem = allocator ? gst_cuda_allocator_alloc (GST_CUDA_ALLOCATOR (allocator),

@@ -80,7 +80,16 @@ std::string caps_str(const char* format, int w = kW, int h = kH, bool cuda = fal
          std::to_string(h) + ",framerate=30/1";
 }
 
-// A frame whose luma is the painting's window at (ox, oy) (or a gradient if the painting is
+// Texture where the painting is missing (GPU hosts): a hash of the position, so every
+// block matches only at its true displacement.
+uint8_t noise(int x, int y) {
+  uint32_t h = uint32_t(x) * 73856093u ^ uint32_t(y) * 19349663u;
+  h ^= h >> 13;
+  h *= 0x5bd1e995u;
+  return uint8_t(h >> 24);
+}
+
+// A frame whose luma is the painting's window at (ox, oy) (or noise if the painting is
 // missing) and whose chroma is grey. Frame n+1 made at (ox + dx, oy + dy) shows the content
 // moved by (-dx, -dy), so its true vector (current block -> reference) is (dx, dy).
 GstBuffer* make_frame(const char* format, int ox, int oy, int n, int w = kW, int h = kH) {
@@ -94,7 +103,7 @@ GstBuffer* make_frame(const char* format, int ox, int oy, int n, int w = kW, int
   for (int y = 0; y < h; y++)
     for (int x = 0; x < w; x++)
       y0[y * GST_VIDEO_FRAME_PLANE_STRIDE(&f, 0) + x] =
-          g.w ? g.at(ox + x, oy + y) : uint8_t((x + ox) * 7 + (y + oy) * 3);
+          g.w ? g.at(ox + x, oy + y) : noise(ox + x, oy + y);
   for (guint p = 1; p < GST_VIDEO_FRAME_N_PLANES(&f); p++) {
     auto* d = (uint8_t*)GST_VIDEO_FRAME_PLANE_DATA(&f, p);
     for (int y = 0; y < GST_VIDEO_FRAME_COMP_HEIGHT(&f, p); y++)
