@@ -111,7 +111,36 @@ struct Engine {
   size_t field_capacity = 0;
   std::vector<gvc::MvCost> host_field;           // for drawing and statistics
 
+  // Field memories given to metas, reused once no meta holds them any more (this list's is
+  // then the only reference): a GPU allocation per frame would cost more than the search.
+  static constexpr size_t kMaxRecycled = 8;
+  std::vector<GstMemory *> recycled;
+  int recycled_cols = 0, recycled_rows = 0;
+
+  GstMemory *reuse_field (int cols, int rows) {
+    if (cols != recycled_cols || rows != recycled_rows) {
+      clear_recycled ();
+      recycled_cols = cols;
+      recycled_rows = rows;
+    }
+    for (GstMemory *m : recycled) {
+      if (GST_MINI_OBJECT_REFCOUNT_VALUE (m) == 1)
+        return gst_memory_ref (m);
+    }
+    return nullptr;
+  }
+  void keep_field (GstMemory *m) {
+    if (recycled.size () < kMaxRecycled)
+      recycled.push_back (gst_memory_ref (m));
+  }
+  void clear_recycled () {
+    for (GstMemory *m : recycled)
+      gst_memory_unref (m);
+    recycled.clear ();
+  }
+
   void release_buffers () {
+    clear_recycled ();
     if (!backend)
       return;
     for (auto & p : planes) {
@@ -701,16 +730,20 @@ gvc_cuda_mv_search (GvcCudaMv * self, const gvc::MeParams & params,
      * cols * 8 bytes wide, one pitched row per row of blocks. */
     gst_video_info_set_format (&vinfo, GST_VIDEO_FORMAT_RGBA,
         cols * sizeof (gvc::MvCost) / 4, rows);
-    /* 1.22 takes no NULL allocator: use the one gst_cuda_memory_init_once() registered. */
-    GstAllocator *allocator = gst_allocator_find (GST_CUDA_MEMORY_TYPE_NAME);
-    mem = allocator ? gst_cuda_allocator_alloc (GST_CUDA_ALLOCATOR (allocator),
-        self->context, &vinfo) : NULL;
-    if (allocator)
-      gst_object_unref (allocator);
+    mem = e->reuse_field (cols, rows);
     if (!mem) {
-      GST_ELEMENT_ERROR (self, RESOURCE, NO_SPACE_LEFT,
-          ("Out of GPU memory for the motion-vector meta."), (NULL));
-      return NULL;
+      /* 1.22 takes no NULL allocator: the one gst_cuda_memory_init_once() registered. */
+      GstAllocator *allocator = gst_allocator_find (GST_CUDA_MEMORY_TYPE_NAME);
+      mem = allocator ? gst_cuda_allocator_alloc (GST_CUDA_ALLOCATOR (allocator),
+          self->context, &vinfo) : NULL;
+      if (allocator)
+        gst_object_unref (allocator);
+      if (!mem) {
+        GST_ELEMENT_ERROR (self, RESOURCE, NO_SPACE_LEFT,
+            ("Out of GPU memory for the motion-vector meta."), (NULL));
+        return NULL;
+      }
+      e->keep_field (mem);
     }
     *stride = GST_VIDEO_INFO_PLANE_STRIDE (&GST_CUDA_MEMORY_CAST (mem)->info, 0);
     if (!gst_memory_map (mem, &map,
@@ -734,8 +767,14 @@ gvc_cuda_mv_search (GvcCudaMv * self, const gvc::MeParams & params,
   }
 #endif
 
-  GstMemory *mem = gst_allocator_alloc (NULL, n * sizeof (gvc::MvCost), NULL);
+  GstMemory *mem = e->reuse_field (cols, rows);
   GstMapInfo map;
+
+  if (!mem) {
+    mem = gst_allocator_alloc (NULL, n * sizeof (gvc::MvCost), NULL);
+    if (mem)
+      e->keep_field (mem);
+  }
 
   if (!mem || !gst_memory_map (mem, &map, GST_MAP_WRITE)) {
     if (mem)

@@ -548,6 +548,31 @@ TEST(MvMeta, ExportFromTheElementMatchesTheMeta) {
   gst_harness_teardown(h);
 }
 
+TEST(CudaMv, ReusesFieldMemoryOnlyOnceNoMetaHoldsIt) {
+  GstHarness* h = new_harness("backend=cpu");
+  GstBuffer* out0 = gst_harness_push_and_pull(h, make_frame("I420", kOx, kOy, 0));
+  GstBuffer* out1 = gst_harness_push_and_pull(h, make_frame("I420", kOx + 2, kOy, 1));
+  ASSERT_NE(out1, nullptr);
+  std::vector<GvcMvCost> v1 = vectors_of(gvc_mv_meta_get(out1));
+  GstMemory* mem1 = gvc_mv_meta_get(out1)->memory;
+  GstBuffer* out2 = gst_harness_push_and_pull(h, make_frame("I420", kOx + 2, kOy + 5, 2));
+  ASSERT_NE(out2, nullptr);
+  EXPECT_NE(gvc_mv_meta_get(out2)->memory, mem1) << "frame 1's field is still held";
+  std::vector<GvcMvCost> again = vectors_of(gvc_mv_meta_get(out1));
+  ASSERT_EQ(again.size(), v1.size());
+  EXPECT_EQ(memcmp(again.data(), v1.data(), v1.size() * 8), 0) << "frame 1's field was overwritten";
+  std::vector<GvcMvCost> v2 = vectors_of(gvc_mv_meta_get(out2));
+  EXPECT_FALSE(v2.size() == v1.size() && memcmp(v2.data(), v1.data(), v1.size() * 8) == 0);
+  gst_buffer_unref(out1);  // frame 1's field is free again
+  GstBuffer* out3 = gst_harness_push_and_pull(h, make_frame("I420", kOx, kOy, 3));
+  ASSERT_NE(out3, nullptr);
+  EXPECT_EQ(gvc_mv_meta_get(out3)->memory, mem1) << "a free field is reused";
+  gst_buffer_unref(out0);
+  gst_buffer_unref(out2);
+  gst_buffer_unref(out3);
+  gst_harness_teardown(h);
+}
+
 class CudaMvCycles : public ::testing::TestWithParam<const char*> {};
 
 TEST_P(CudaMvCycles, HundredNullPlayingNullCycles) {
