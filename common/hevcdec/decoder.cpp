@@ -1,0 +1,264 @@
+// decoder.cpp: NAL units -> parameter sets and slice headers (GstH265Parser) -> pictures (8.1.3)
+#include "common/hevcdec/decoder.h"
+
+#include <gst/codecparsers/gsth265parser.h>
+
+#include <cstring>
+#include <deque>
+
+#include "common/hevcdec/dpb.h"
+#include "common/hevcdec/loop_filter.h"
+#include "common/hevcdec/params.h"
+#include "common/hevcdec/slice_decoder.h"
+
+namespace gvc::hevc {
+namespace {
+
+bool is_irap(int t) { return t >= GST_H265_NAL_SLICE_BLA_W_LP && t <= 23; }
+bool is_idr(int t) { return t == GST_H265_NAL_SLICE_IDR_W_RADL || t == GST_H265_NAL_SLICE_IDR_N_LP; }
+bool is_bla(int t) { return t >= GST_H265_NAL_SLICE_BLA_W_LP && t <= GST_H265_NAL_SLICE_BLA_N_LP; }
+bool is_rasl(int t) { return t == GST_H265_NAL_SLICE_RASL_N || t == GST_H265_NAL_SLICE_RASL_R; }
+bool is_radl(int t) { return t == GST_H265_NAL_SLICE_RADL_N || t == GST_H265_NAL_SLICE_RADL_R; }
+// sub-layer non-reference picture: the even VCL types below 16
+bool is_slnr(int t) { return t <= 14 && (t % 2) == 0; }
+
+// 7.4.2: rbsp from the NAL unit payload (emulation_prevention_three_byte removed).
+void to_rbsp(const uint8_t* p, size_t n, std::vector<uint8_t>& out) {
+  out.clear();
+  out.reserve(n);
+  int zeros = 0;
+  for (size_t i = 0; i < n; ++i) {
+    if (zeros >= 2 && p[i] == 3) {
+      zeros = 0;
+      continue;
+    }
+    out.push_back(p[i]);
+    zeros = p[i] == 0 ? zeros + 1 : 0;
+  }
+}
+
+}  // namespace
+
+struct Decoder::Impl {
+  GstH265Parser* parser = gst_h265_parser_new();
+  Dpb dpb;
+  PicParams pp;
+  FrameState fs;
+  SegmentCarry carry;
+  Picture* cur = nullptr;
+  const GstH265SPS* cur_sps = nullptr;
+  bool cur_output = true;
+  GstH265SliceHdr indep{};  // the last independent slice segment header of the picture
+  int indep_slice_addr = 0;
+  bool first_picture = true;     // the next picture starts a coded video sequence
+  bool no_rasl_output = true;    // NoRaslOutputFlag of the associated IRAP picture
+  bool skipping = false;         // current picture is skipped (RASL, or no IRAP seen yet)
+  bool seen_irap = false;
+  std::deque<DecodedFrame> frames;
+  std::vector<uint8_t> rbsp;
+
+  ~Impl() { gst_h265_parser_free(parser); }
+
+  void finish_picture() {
+    if (!cur) return;
+    apply_loop_filters(pp, fs, *cur);
+    dpb.after_decode(*cur_sps, cur, cur_output);
+    cur = nullptr;
+    collect();
+  }
+
+  void collect() {
+    for (auto& p : dpb.output) {
+      DecodedFrame f;
+      f.width = p->crop_w;
+      f.height = p->crop_h;
+      f.bit_depth = p->bit_depth_y;
+      f.poc = p->poc;
+      for (int c = 0; c < 3; ++c) {
+        const int sx = c ? p->crop_x / 2 : p->crop_x, sy = c ? p->crop_y / 2 : p->crop_y;
+        const int w = f.plane_width(c), h = f.plane_height(c);
+        f.planes[c].resize(size_t(w) * h);
+        for (int y = 0; y < h; ++y)
+          std::memcpy(&f.planes[c][size_t(y) * w], &p->plane[c].data[(sy + y) * p->plane[c].stride + sx],
+                      sizeof(uint16_t) * w);
+      }
+      frames.push_back(std::move(f));
+    }
+    dpb.output.clear();
+  }
+
+  bool start_picture(const GstH265NalUnit& nalu, const GstH265SliceHdr& sh, std::string& err) {
+    const int t = nalu.type;
+    if (is_irap(t)) {
+      seen_irap = true;
+      no_rasl_output = is_idr(t) || is_bla(t) || first_picture;
+    }
+    skipping = !seen_irap || (is_rasl(t) && no_rasl_output);
+    if (skipping) return true;
+    const GstH265PPS* pps = sh.pps;
+    const GstH265SPS* sps = pps ? pps->sps : nullptr;
+    if (!sps || !pp.derive(sps, pps)) {
+      err = "unsupported or missing SPS/PPS (only 4:2:0, 8/10 bit, CTB 16..64)";
+      skipping = true;
+      return false;
+    }
+    cur_sps = sps;
+    const bool irap_no_rasl = is_irap(t) && no_rasl_output;
+    const bool tid0 = nalu.temporal_id_plus1 == 1 && !is_rasl(t) && !is_radl(t) && !is_slnr(t);
+    const int poc = dpb.derive_poc(*sps, sh, irap_no_rasl, tid0);
+    RefPicSet rps;
+    dpb.apply_rps(*sps, sh, poc, is_idr(t), irap_no_rasl, rps, pp.width, pp.height, pp.bit_depth_y,
+                  pp.bit_depth_c);
+    const bool no_output_prior = t == GST_H265_NAL_SLICE_CRA_NUT ? true : sh.no_output_of_prior_pics_flag;
+    dpb.before_decode(*sps, irap_no_rasl && !first_picture, no_output_prior);
+    collect();
+    first_picture = false;
+
+    cur = dpb.new_picture();
+    cur->allocate(pp.width, pp.height, pp.bit_depth_y, pp.bit_depth_c);
+    cur->poc = poc;
+    cur->crop_x = sps->crop_rect_x;
+    cur->crop_y = sps->crop_rect_y;
+    cur->crop_w = sps->crop_rect_width ? sps->crop_rect_width : pp.width;
+    cur->crop_h = sps->crop_rect_height ? sps->crop_rect_height : pp.height;
+    cur_output = pps->output_flag_present_flag ? sh.pic_output_flag : true;
+    fs.reset(pp.width, pp.height, pp.pic_size_in_ctbs);
+    carry = SegmentCarry{};
+    return true;
+  }
+
+  bool slice(GstH265NalUnit& nalu, std::string& err) {
+    GstH265SliceHdr sh;
+    std::memset(&sh, 0, sizeof(sh));
+    if (gst_h265_parser_parse_slice_hdr(parser, &nalu, &sh) != GST_H265_PARSER_OK) {
+      err = "slice header could not be parsed";
+      return false;
+    }
+    bool ok = true;
+    if (sh.first_slice_segment_in_pic_flag) {
+      finish_picture();
+      ok = start_picture(nalu, sh, err);
+    }
+    if (ok && !skipping && cur) ok = slice_data(nalu, sh, err);
+    gst_h265_slice_hdr_free(&sh);
+    return ok;
+  }
+
+  bool slice_data(const GstH265NalUnit& nalu, const GstH265SliceHdr& sh, std::string& err) {
+    GstH265SliceHdr hdr;
+    if (sh.dependent_slice_segment_flag) {
+      hdr = indep;
+      hdr.dependent_slice_segment_flag = 1;
+      hdr.first_slice_segment_in_pic_flag = sh.first_slice_segment_in_pic_flag;
+      hdr.segment_address = sh.segment_address;
+      hdr.num_entry_point_offsets = sh.num_entry_point_offsets;
+    } else {
+      hdr = sh;
+      hdr.entry_point_offset_minus1 = nullptr;
+      indep = hdr;
+      indep_slice_addr = sh.segment_address;
+    }
+    if (!hdr.pps || hdr.pps->sps != cur_sps) {
+      err = "slice refers to another SPS than its picture";
+      return false;
+    }
+    const GstH265PPS& pps = *hdr.pps;
+    SliceInfo si;
+    si.slice_addr_rs = indep_slice_addr;
+    const bool override_dbf = pps.deblocking_filter_override_enabled_flag && hdr.deblocking_filter_override_flag;
+    si.deblocking_disabled = override_dbf ? hdr.deblocking_filter_disabled_flag : pps.deblocking_filter_disabled_flag;
+    si.beta_offset_div2 = override_dbf ? hdr.beta_offset_div2 : pps.beta_offset_div2;
+    si.tc_offset_div2 = override_dbf ? hdr.tc_offset_div2 : pps.tc_offset_div2;
+    si.sao_luma = cur_sps->sample_adaptive_offset_enabled_flag && hdr.sao_luma_flag;
+    si.sao_chroma = cur_sps->sample_adaptive_offset_enabled_flag && hdr.sao_chroma_flag;
+    const bool lf_present = pps.loop_filter_across_slices_enabled_flag &&
+                            (si.sao_luma || si.sao_chroma || !si.deblocking_disabled);
+    si.loop_filter_across_slices = pps.loop_filter_across_slices_enabled_flag &&
+                                   (lf_present ? hdr.loop_filter_across_slices_enabled_flag : true);
+    fs.slices.push_back(si);
+
+    const uint8_t* payload = nalu.data + nalu.offset + nalu.header_bytes;
+    to_rbsp(payload, nalu.size - nalu.header_bytes, rbsp);
+    // slice data begins after byte_alignment(); GstH265Parser counts header_size with the
+    // emulation prevention bytes and, depending on its version, with or without the alignment.
+    const size_t pos = sh.header_size - 8 * sh.n_emulation_prevention_bytes;
+    const size_t offset = (pos % 8) ? (pos + 8) / 8 : pos / 8;
+    SliceDecodeInput in;
+    in.pp = &pp;
+    in.sh = &hdr;
+    in.slice_idx = int(fs.slices.size()) - 1;
+    in.slice_addr_rs = indep_slice_addr;
+    in.pic = cur;
+    in.fs = &fs;
+    in.carry = &carry;
+    if (!decode_slice_segment(in, rbsp.data(), rbsp.size(), offset)) {
+      err = "slice data could not be decoded";
+      return false;
+    }
+    return true;
+  }
+};
+
+Decoder::Decoder() : impl_(new Impl) {}
+Decoder::~Decoder() = default;
+
+bool Decoder::decode(const uint8_t* data, size_t size) {
+  Impl& d = *impl_;
+  GstH265NalUnit nalu;
+  guint offset = 0;
+  bool ok = true;
+  while (offset < size) {
+    GstH265ParserResult r = gst_h265_parser_identify_nalu(d.parser, data, offset, size, &nalu);
+    if (r != GST_H265_PARSER_OK && r != GST_H265_PARSER_NO_NAL_END) break;
+    offset = nalu.offset + nalu.size;
+    std::string err;
+    bool nal_ok = true;
+    switch (nalu.type) {
+      case GST_H265_NAL_VPS: {
+        GstH265VPS vps;
+        nal_ok = gst_h265_parser_parse_vps(d.parser, &nalu, &vps) == GST_H265_PARSER_OK;
+        break;
+      }
+      case GST_H265_NAL_SPS: {
+        GstH265SPS sps;
+        nal_ok = gst_h265_parser_parse_sps(d.parser, &nalu, &sps, TRUE) == GST_H265_PARSER_OK;
+        break;
+      }
+      case GST_H265_NAL_PPS: {
+        GstH265PPS pps;
+        nal_ok = gst_h265_parser_parse_pps(d.parser, &nalu, &pps) == GST_H265_PARSER_OK;
+        break;
+      }
+      case GST_H265_NAL_EOS:
+        d.finish_picture();
+        d.first_picture = true;
+        break;
+      default:
+        if (nalu.type <= GST_H265_NAL_SLICE_CRA_NUT && (nalu.type <= 9 || nalu.type >= 16))
+          nal_ok = d.slice(nalu, err);
+        break;
+    }
+    if (!nal_ok) {
+      error_ = err.empty() ? "parameter set could not be parsed" : err;
+      ok = false;
+      if (d.cur) d.skipping = true;  // the rest of this picture is dropped
+      d.seen_irap = false;            // resume at the next IRAP
+    }
+  }
+  return ok;
+}
+
+void Decoder::flush() {
+  impl_->finish_picture();
+  impl_->dpb.flush();
+  impl_->collect();
+}
+
+bool Decoder::take_frame(DecodedFrame& out) {
+  if (impl_->frames.empty()) return false;
+  out = std::move(impl_->frames.front());
+  impl_->frames.pop_front();
+  return true;
+}
+
+}  // namespace gvc::hevc

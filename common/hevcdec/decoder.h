@@ -1,0 +1,44 @@
+// decoder.h: the HEVC decoder engine: Annex B byte stream in, cropped pictures in output order out
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace gvc::hevc {
+
+// One output picture, cropped to the conformance window (samples in 16 bits, any bit depth).
+struct DecodedFrame {
+  int width = 0, height = 0;  // luma
+  int bit_depth = 8;
+  int poc = 0;
+  std::vector<uint16_t> planes[3];  // tightly packed: Y width x height, Cb/Cr (w+1)/2 x (h+1)/2
+  int plane_width(int c) const { return c ? (width + 1) / 2 : width; }
+  int plane_height(int c) const { return c ? (height + 1) / 2 : height; }
+};
+
+class Decoder {
+ public:
+  Decoder();
+  ~Decoder();
+  Decoder(const Decoder&) = delete;
+  Decoder& operator=(const Decoder&) = delete;
+
+  // Decodes whole NAL units in Annex B format (start codes). Returns false on an error; the
+  // message is in error(), and decoding resumes at the next IRAP picture.
+  bool decode(const uint8_t* data, size_t size);
+  // End of stream: finishes the current picture and outputs everything left in the DPB.
+  void flush();
+  // Takes the next picture in output order; false when none is ready.
+  bool take_frame(DecodedFrame& out);
+  const std::string& error() const { return error_; }
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+  std::string error_;
+};
+
+}  // namespace gvc::hevc

@@ -1,0 +1,23 @@
+// residual.h: residual_coding() syntax (7.3.8.11) into a raster block of TransCoeffLevel values
+#pragma once
+
+#include <cstdint>
+
+#include "common/hevcdec/syntax.h"
+
+namespace gvc::hevc {
+
+struct ResidualParams {
+  int log2_trafo_size = 2;
+  int c_idx = 0;
+  int scan_idx = 0;  // 7.4.9.11: 0 diagonal, 1 horizontal, 2 vertical
+  bool transquant_bypass = false;
+  bool transform_skip_enabled = false;  // pps transform_skip_enabled_flag
+  bool sign_data_hiding = false;        // pps sign_data_hiding_enabled_flag
+};
+
+// Parses one residual_coding() and writes (1 << log2)^2 levels to `coeffs` (x fastest).
+void residual_coding(SyntaxReader& rd, const ResidualParams& p, int16_t* coeffs,
+                     bool* transform_skip_flag);
+
+}  // namespace gvc::hevc

@@ -1,0 +1,615 @@
+// slice_decoder.cpp: coding_tree_unit -> coding_quadtree -> coding_unit -> transform_tree (7.3.8)
+#include "common/hevcdec/slice_decoder.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include "common/dsp/hevc_intra.h"
+#include "common/dsp/hevc_itx.h"
+#include "common/hevcdec/residual.h"
+
+namespace gvc::hevc {
+namespace {
+
+// Table 8-10 QpC as a function of qPi for ChromaArrayType == 1.
+int chroma_qp_mapping(int qpi) {
+  static const int kTab[14] = {29, 30, 31, 32, 33, 33, 34, 34, 35, 35, 36, 36, 37, 37};
+  if (qpi < 30) return qpi;
+  if (qpi > 43) return qpi - 6;
+  return kTab[qpi - 30];
+}
+
+class SliceDecoder {
+ public:
+  SliceDecoder(const SliceDecodeInput& in)
+      : in_(in), pp_(*in.pp), sh_(*in.sh), pps_(*in.pp->pps), sps_(*in.pp->sps), pic_(*in.pic),
+        fs_(*in.fs) {}
+  bool run(const uint8_t* rbsp, size_t size, size_t data_offset);
+
+ private:
+  // 6.4.1 availability in z-scan order
+  bool available(int x_curr, int y_curr, int x_nb, int y_nb) const;
+  void init_contexts();
+
+  bool coding_tree_unit();
+  void sao(int rx, int ry);
+  bool coding_quadtree(int x0, int y0, int log2_cb_size, int cqt_depth);
+  bool coding_unit(int x0, int y0, int log2_cb_size);
+  bool pcm_sample(int x0, int y0, int log2_cb_size);
+  bool transform_tree(int x0, int y0, int x_base, int y_base, int log2_trafo_size,
+                      int trafo_depth, int blk_idx, bool parent_cbf_cb, bool parent_cbf_cr);
+  bool transform_unit(int x0, int y0, int x_base, int y_base, int log2_trafo_size,
+                      int trafo_depth, int blk_idx, bool cbf_luma, bool cbf_cb, bool cbf_cr);
+  void reconstruct_block(int x0, int y0, int log2_size, int c_idx, bool coded);
+
+  void start_quantization_group(int xq, int yq);
+  void set_qp_y();
+  void intra_luma_modes(int x0, int y0, int n_cb_s, bool nxn, const int prev_flag[4],
+                        const int mpm_idx[4], const int rem[4]);
+  void intra_predict(int x0, int y0, int log2_size, int c_idx, int mode);
+  void mark_edges(int x0, int y0, int w, int h, uint8_t bit);
+  template <typename T>
+  void fill(std::vector<T>& a, int x0, int y0, int w, int h, T v) {
+    for (int y = y0; y < y0 + h; y += 4)
+      for (int x = x0; x < x0 + w; x += 4) a[fs_.idx(x, y)] = v;
+  }
+
+  SliceDecodeInput in_;
+  const PicParams& pp_;
+  const GstH265SliceHdr& sh_;
+  const GstH265PPS& pps_;
+  const GstH265SPS& sps_;
+  Picture& pic_;
+  FrameState& fs_;
+  SyntaxReader rd_;
+  const uint8_t* rbsp_ = nullptr;
+  size_t size_ = 0;
+
+  int slice_qp_y_ = 26;
+  int ctb_addr_ts_ = 0, ctb_addr_rs_ = 0;
+  int x_ctb_ = 0, y_ctb_ = 0;
+
+  // 8.6.1 quantization parameters
+  int qp_y_prev_ = 0, qp_y_pred_ = 0, qp_y_ = 0;
+  bool is_cu_qp_delta_coded_ = false;
+  int cu_qp_delta_val_ = 0;
+  bool first_qg_in_ctb_row_or_tile_ = false;
+
+  // the current coding unit
+  int x_cb_ = 0, y_cb_ = 0, log2_cb_size_ = 3;
+  bool cu_transquant_bypass_ = false;
+  PredMode pred_mode_ = MODE_INTRA;
+  PartMode part_mode_ = PART_2Nx2N;
+  int max_trafo_depth_ = 0;
+  bool intra_split_ = false;
+  int intra_chroma_pred_mode_ = 0;  // IntraPredModeC
+  bool left_edge_filtered_ = true, top_edge_filtered_ = true;
+  bool deblock_cu_ = true;
+
+  int16_t coeffs_[32 * 32];
+};
+
+bool SliceDecoder::available(int x_curr, int y_curr, int x_nb, int y_nb) const {
+  if (x_nb < 0 || y_nb < 0 || x_nb >= pp_.width || y_nb >= pp_.height) return false;
+  if (pp_.min_tb_addr_zs_at(x_nb, y_nb) > pp_.min_tb_addr_zs_at(x_curr, y_curr)) return false;
+  const int ctb_nb = (y_nb >> pp_.log2_ctb_size) * pp_.pic_width_in_ctbs + (x_nb >> pp_.log2_ctb_size);
+  const int s = fs_.ctb_slice[ctb_nb];
+  if (s < 0 || fs_.slices[s].slice_addr_rs != in_.slice_addr_rs) return false;
+  return pp_.tile_id[pp_.ctb_addr_rs_to_ts[ctb_nb]] == pp_.tile_id[ctb_addr_ts_];
+}
+
+// 9.3.2.2 initType from slice_type and cabac_init_flag.
+void SliceDecoder::init_contexts() {
+  int init_type = sh_.type == GST_H265_I_SLICE ? 0 : (sh_.type == GST_H265_P_SLICE ? 1 : 2);
+  if (init_type && sh_.cabac_init_flag) init_type = 3 - init_type;
+  cabac_init_contexts(rd_.ctx, init_type, slice_qp_y_);
+}
+
+bool SliceDecoder::run(const uint8_t* rbsp, size_t size, size_t data_offset) {
+  rbsp_ = rbsp;
+  size_ = size;
+  slice_qp_y_ = 26 + pps_.init_qp_minus26 + sh_.qp_delta;
+  ctb_addr_rs_ = in_.sh->segment_address;
+  if (ctb_addr_rs_ >= pp_.pic_size_in_ctbs) return false;
+  ctb_addr_ts_ = pp_.ctb_addr_rs_to_ts[ctb_addr_rs_];
+  rd_.eng.init(rbsp, size, data_offset);
+  const bool dependent = in_.sh->dependent_slice_segment_flag;
+  if (dependent) {
+    rd_.ctx = in_.carry->ds;
+    qp_y_prev_ = in_.carry->qp_y_prev;
+  } else {
+    init_contexts();
+    qp_y_prev_ = slice_qp_y_;
+  }
+  qp_y_ = qp_y_prev_;
+  bool first = true;
+  for (;;) {
+    x_ctb_ = (ctb_addr_rs_ % pp_.pic_width_in_ctbs) << pp_.log2_ctb_size;
+    y_ctb_ = (ctb_addr_rs_ / pp_.pic_width_in_ctbs) << pp_.log2_ctb_size;
+    const int tile = pp_.tile_id[ctb_addr_ts_];
+    const bool tile_start = ctb_addr_ts_ == 0 || pp_.tile_id[ctb_addr_ts_ - 1] != tile;
+    int tile_col = 0;
+    while (tile_col + 1 < int(pp_.col_bd.size()) - 1 && (x_ctb_ >> pp_.log2_ctb_size) >= pp_.col_bd[tile_col + 1])
+      ++tile_col;
+    const bool row_start = (x_ctb_ >> pp_.log2_ctb_size) == pp_.col_bd[tile_col];
+    fs_.ctb_slice[ctb_addr_rs_] = static_cast<int16_t>(in_.slice_idx);
+    // 9.3.1: context initialisation at a tile start, WPP synchronisation at a CTB row start.
+    if (!first && tile_start) {
+      init_contexts();
+      qp_y_prev_ = slice_qp_y_;
+    }
+    if (pps_.entropy_coding_sync_enabled_flag && row_start) {
+      const int xt = x_ctb_ + pp_.ctb_size, yt = y_ctb_ - pp_.ctb_size;
+      const bool avail_t = available(x_ctb_, y_ctb_, xt, yt);
+      if (avail_t)
+        rd_.ctx = in_.carry->wpp;
+      else if (!first || !dependent)
+        init_contexts();
+      qp_y_prev_ = slice_qp_y_;
+    }
+    first = false;
+    if (!coding_tree_unit()) return false;
+    if (pps_.entropy_coding_sync_enabled_flag &&
+        (x_ctb_ >> pp_.log2_ctb_size) == pp_.col_bd[tile_col] + 1)
+      in_.carry->wpp = rd_.ctx;  // 9.3.2.3 storage after the 2nd CTB of a row
+    if (pps_.entropy_coding_sync_enabled_flag && pp_.col_bd[tile_col + 1] - pp_.col_bd[tile_col] == 1)
+      in_.carry->wpp = rd_.ctx;
+    const int end_of_slice_segment = rd_.end_of_slice_segment_flag();
+    ++ctb_addr_ts_;
+    if (end_of_slice_segment) break;
+    if (ctb_addr_ts_ >= pp_.pic_size_in_ctbs || rd_.eng.overrun()) return false;
+    ctb_addr_rs_ = pp_.ctb_addr_ts_to_rs[ctb_addr_ts_];
+    const bool next_tile = pp_.tile_id[ctb_addr_ts_] != pp_.tile_id[ctb_addr_ts_ - 1];
+    const int nx = ctb_addr_rs_ % pp_.pic_width_in_ctbs;
+    bool next_row = false;
+    for (size_t i = 0; i + 1 < pp_.col_bd.size(); ++i)
+      if (nx == pp_.col_bd[i]) next_row = true;
+    if ((pps_.tiles_enabled_flag && next_tile) ||
+        (pps_.entropy_coding_sync_enabled_flag && (next_row || next_tile))) {
+      if (!rd_.end_of_subset_one_bit()) return false;
+      rd_.eng.init(rbsp_, size_, rd_.eng.aligned_byte_after_terminate());  // byte_alignment()
+    }
+  }
+  if (pps_.dependent_slice_segments_enabled_flag) {
+    in_.carry->ds = rd_.ctx;
+    in_.carry->qp_y_prev = qp_y_;
+  }
+  return true;
+}
+
+// 7.3.8.2
+bool SliceDecoder::coding_tree_unit() {
+  if (sh_.sao_luma_flag || sh_.sao_chroma_flag)
+    sao(x_ctb_ >> pp_.log2_ctb_size, y_ctb_ >> pp_.log2_ctb_size);
+  return coding_quadtree(x_ctb_, y_ctb_, pp_.log2_ctb_size, 0);
+}
+
+// 7.3.8.3 sample adaptive offset syntax and 7.4.9.3 semantics (SaoOffsetVal).
+void SliceDecoder::sao(int rx, int ry) {
+  HevcSaoCtb& cur = fs_.sao[ctb_addr_rs_];
+  cur = HevcSaoCtb{};
+  if (rx > 0) {
+    const bool left_in_slice = ctb_addr_rs_ - 1 >= in_.slice_addr_rs &&
+                               fs_.ctb_slice[ctb_addr_rs_ - 1] >= 0 &&
+                               fs_.slices[fs_.ctb_slice[ctb_addr_rs_ - 1]].slice_addr_rs == in_.slice_addr_rs;
+    const bool left_in_tile = pp_.tile_id[ctb_addr_ts_] == pp_.tile_id[pp_.ctb_addr_rs_to_ts[ctb_addr_rs_ - 1]];
+    if (left_in_slice && left_in_tile && rd_.sao_merge_flag()) {
+      cur = fs_.sao[ctb_addr_rs_ - 1];
+      return;
+    }
+  }
+  if (ry > 0) {
+    const int up = ctb_addr_rs_ - pp_.pic_width_in_ctbs;
+    const bool up_in_slice = up >= in_.slice_addr_rs && fs_.ctb_slice[up] >= 0 &&
+                             fs_.slices[fs_.ctb_slice[up]].slice_addr_rs == in_.slice_addr_rs;
+    const bool up_in_tile = pp_.tile_id[ctb_addr_ts_] == pp_.tile_id[pp_.ctb_addr_rs_to_ts[up]];
+    if (up_in_slice && up_in_tile && rd_.sao_merge_flag()) {
+      cur = fs_.sao[up];
+      return;
+    }
+  }
+  for (int c = 0; c < 3; ++c) {
+    if ((c == 0 && !sh_.sao_luma_flag) || (c > 0 && !sh_.sao_chroma_flag)) continue;
+    const int bit_depth = c ? pp_.bit_depth_c : pp_.bit_depth_y;
+    if (c == 0)
+      cur.type_idx[0] = static_cast<uint8_t>(rd_.sao_type_idx());
+    else if (c == 1)
+      cur.type_idx[1] = cur.type_idx[2] = static_cast<uint8_t>(rd_.sao_type_idx());
+    if (!cur.type_idx[c]) continue;
+    int abs[4];
+    for (int i = 0; i < 4; ++i) abs[i] = rd_.sao_offset_abs(bit_depth);
+    const int log2_offset_scale = 0;  // log2_sao_offset_scale_luma/chroma (range extension)
+    if (cur.type_idx[c] == 1) {
+      for (int i = 0; i < 4; ++i)
+        if (abs[i] && rd_.sao_offset_sign()) abs[i] = -abs[i];
+      cur.band_position[c] = static_cast<uint8_t>(rd_.sao_band_position());
+      for (int i = 0; i < 4; ++i) cur.offset_val[c][i + 1] = static_cast<int16_t>(abs[i] << log2_offset_scale);
+    } else {
+      if (c == 0) cur.eo_class[0] = static_cast<uint8_t>(rd_.sao_eo_class());
+      if (c == 1) cur.eo_class[1] = cur.eo_class[2] = static_cast<uint8_t>(rd_.sao_eo_class());
+      abs[2] = -abs[2];
+      abs[3] = -abs[3];
+      for (int i = 0; i < 4; ++i) cur.offset_val[c][i + 1] = static_cast<int16_t>(abs[i] << log2_offset_scale);
+    }
+  }
+}
+
+// 7.3.8.4
+bool SliceDecoder::coding_quadtree(int x0, int y0, int log2_cb_size, int cqt_depth) {
+  const int size = 1 << log2_cb_size;
+  int split;
+  if (x0 + size <= pp_.width && y0 + size <= pp_.height && log2_cb_size > pp_.log2_min_cb_size) {
+    // 9.3.4.2.2 ctxInc from the depth of the left and above coding units
+    int inc = 0;
+    if (available(x0, y0, x0 - 1, y0) && fs_.ct_depth[fs_.idx(x0 - 1, y0)] > cqt_depth) ++inc;
+    if (available(x0, y0, x0, y0 - 1) && fs_.ct_depth[fs_.idx(x0, y0 - 1)] > cqt_depth) ++inc;
+    split = rd_.split_cu_flag(inc);
+  } else {
+    split = log2_cb_size > pp_.log2_min_cb_size;
+  }
+  if (pps_.cu_qp_delta_enabled_flag && log2_cb_size >= pp_.log2_min_cu_qp_delta_size) {
+    is_cu_qp_delta_coded_ = false;
+    cu_qp_delta_val_ = 0;
+  }
+  if (log2_cb_size >= pp_.log2_min_cu_qp_delta_size) start_quantization_group(x0, y0);
+  if (split) {
+    const int x1 = x0 + (size >> 1), y1 = y0 + (size >> 1);
+    if (!coding_quadtree(x0, y0, log2_cb_size - 1, cqt_depth + 1)) return false;
+    if (x1 < pp_.width && !coding_quadtree(x1, y0, log2_cb_size - 1, cqt_depth + 1)) return false;
+    if (y1 < pp_.height && !coding_quadtree(x0, y1, log2_cb_size - 1, cqt_depth + 1)) return false;
+    if (x1 < pp_.width && y1 < pp_.height && !coding_quadtree(x1, y1, log2_cb_size - 1, cqt_depth + 1))
+      return false;
+    return true;
+  }
+  const int w = std::min(size, pp_.width - x0), h = std::min(size, pp_.height - y0);
+  fill(fs_.ct_depth, x0, y0, w, h, static_cast<uint8_t>(cqt_depth));
+  return coding_unit(x0, y0, log2_cb_size);
+}
+
+// 8.6.1 derivation of qPY_PRED, at the first coding unit of a quantization group.
+void SliceDecoder::start_quantization_group(int xq, int yq) {
+  const int prev = qp_y_prev_;
+  const int ctb_mask = ~(pp_.ctb_size - 1);
+  auto in_ctb = [&](int x, int y) { return (x & ctb_mask) == x_ctb_ && (y & ctb_mask) == y_ctb_; };
+  int qp_a = prev, qp_b = prev;
+  if (available(xq, yq, xq - 1, yq) && in_ctb(xq - 1, yq)) qp_a = fs_.qp_y[fs_.idx(xq - 1, yq)];
+  if (available(xq, yq, xq, yq - 1) && in_ctb(xq, yq - 1)) qp_b = fs_.qp_y[fs_.idx(xq, yq - 1)];
+  qp_y_pred_ = (qp_a + qp_b + 1) >> 1;
+  qp_y_ = qp_y_pred_;
+}
+
+// 8.6.1 QpY = ((qPY_PRED + CuQpDeltaVal + 52 + 2 * QpBdOffsetY) % (52 + QpBdOffsetY)) - QpBdOffsetY
+void SliceDecoder::set_qp_y() {
+  const int off = pp_.qp_bd_offset_y;
+  qp_y_ = ((qp_y_pred_ + cu_qp_delta_val_ + 52 + 2 * off) % (52 + off)) - off;
+}
+
+void SliceDecoder::mark_edges(int x0, int y0, int w, int h, uint8_t bit) {
+  w = std::min(w, pp_.width - x0);
+  h = std::min(h, pp_.height - y0);
+  if (!deblock_cu_ || w <= 0 || h <= 0) return;
+  if (x0 > 0 && (x0 != x_cb_ || left_edge_filtered_))
+    for (int y = y0; y < y0 + h; y += 4) fs_.edge_v[fs_.idx(x0, y)] |= bit;
+  if (y0 > 0 && (y0 != y_cb_ || top_edge_filtered_))
+    for (int x = x0; x < x0 + w; x += 4) fs_.edge_h[fs_.idx(x, y0)] |= bit;
+}
+
+// 7.3.8.5
+bool SliceDecoder::coding_unit(int x0, int y0, int log2_cb_size) {
+  const int n_cb_s = 1 << log2_cb_size;
+  const int w = std::min(n_cb_s, pp_.width - x0), h = std::min(n_cb_s, pp_.height - y0);
+  x_cb_ = x0;
+  y_cb_ = y0;
+  log2_cb_size_ = log2_cb_size;
+  cu_transquant_bypass_ = pps_.transquant_bypass_enabled_flag && rd_.cu_transquant_bypass_flag();
+
+  // 8.7.2.3 filterEdgeFlag of the left and top coding block edges.
+  const SliceInfo& si = fs_.slices[in_.slice_idx];
+  deblock_cu_ = !si.deblocking_disabled;
+  auto edge_ok = [&](int xn, int yn) {
+    if (xn < 0 || yn < 0) return false;
+    const int ctb_n = (yn >> pp_.log2_ctb_size) * pp_.pic_width_in_ctbs + (xn >> pp_.log2_ctb_size);
+    if (ctb_n == ctb_addr_rs_) return true;
+    const int s = fs_.ctb_slice[ctb_n];
+    if (!si.loop_filter_across_slices && (s < 0 || fs_.slices[s].slice_addr_rs != in_.slice_addr_rs))
+      return false;
+    if (!pps_.loop_filter_across_tiles_enabled_flag &&
+        pp_.tile_id[pp_.ctb_addr_rs_to_ts[ctb_n]] != pp_.tile_id[ctb_addr_ts_])
+      return false;
+    return true;
+  };
+  left_edge_filtered_ = edge_ok(x0 - 1, y0);
+  top_edge_filtered_ = edge_ok(x0, y0 - 1);
+
+  int skip = 0;
+  if (sh_.type != GST_H265_I_SLICE) {
+    int inc = 0;
+    if (available(x0, y0, x0 - 1, y0) && fs_.skip_flag[fs_.idx(x0 - 1, y0)]) ++inc;
+    if (available(x0, y0, x0, y0 - 1) && fs_.skip_flag[fs_.idx(x0, y0 - 1)]) ++inc;
+    skip = rd_.cu_skip_flag(inc);
+  }
+  fill(fs_.skip_flag, x0, y0, w, h, static_cast<uint8_t>(skip));
+  fill(fs_.no_filter, x0, y0, w, h, static_cast<uint8_t>(cu_transquant_bypass_));
+  fill(fs_.pcm, x0, y0, w, h, uint8_t(0));
+  fill(fs_.nz_luma, x0, y0, w, h, uint8_t(0));
+  if (!pps_.cu_qp_delta_enabled_flag || !is_cu_qp_delta_coded_) set_qp_y();
+  if (skip || sh_.type != GST_H265_I_SLICE) return false;  // inter prediction: not yet supported
+
+  pred_mode_ = MODE_INTRA;
+  fill(fs_.pred_mode, x0, y0, w, h, static_cast<uint8_t>(MODE_INTRA));
+  part_mode_ = PART_2Nx2N;
+  if (log2_cb_size == pp_.log2_min_cb_size)
+    part_mode_ = rd_.part_mode(true, log2_cb_size, pp_.log2_min_cb_size, sps_.amp_enabled_flag);
+  intra_split_ = part_mode_ == PART_NxN;
+  if (intra_split_ && log2_cb_size == 3 && pp_.log2_min_tb_size > 2) return false;
+
+  bool pcm = false;
+  if (part_mode_ == PART_2Nx2N && sps_.pcm_enabled_flag && log2_cb_size >= pp_.log2_min_pcm_cb_size &&
+      log2_cb_size <= pp_.log2_max_pcm_cb_size)
+    pcm = rd_.pcm_flag();
+  if (pcm) {
+    fill(fs_.pcm, x0, y0, w, h, uint8_t(1));
+    if (sps_.pcm_loop_filter_disabled_flag) fill(fs_.no_filter, x0, y0, w, h, uint8_t(1));
+    fill(fs_.intra_mode, x0, y0, w, h, uint8_t(1));
+    if (!pcm_sample(x0, y0, log2_cb_size)) return false;
+  } else {
+    const int nb = intra_split_ ? 4 : 1;
+    int prev_flag[4] = {0, 0, 0, 0}, mpm[4] = {0, 0, 0, 0}, rem[4] = {0, 0, 0, 0};
+    for (int i = 0; i < nb; ++i) prev_flag[i] = rd_.prev_intra_luma_pred_flag();
+    for (int i = 0; i < nb; ++i) {
+      if (prev_flag[i])
+        mpm[i] = rd_.mpm_idx();
+      else
+        rem[i] = rd_.rem_intra_luma_pred_mode();
+    }
+    intra_luma_modes(x0, y0, n_cb_s, intra_split_, prev_flag, mpm, rem);
+    const int chroma = rd_.intra_chroma_pred_mode();
+    // 8.4.3 derivation of IntraPredModeC (4:2:0: Table 8-2 without the 4:2:2 mapping)
+    const int luma = fs_.intra_mode[fs_.idx(x0, y0)];
+    if (chroma == 4) {
+      intra_chroma_pred_mode_ = luma;
+    } else {
+      static const int kModes[4] = {0, 26, 10, 1};
+      intra_chroma_pred_mode_ = kModes[chroma] == luma ? 34 : kModes[chroma];
+    }
+  }
+  // the coding block edge is a transform and prediction block edge (8.7.2.2, 8.7.2.3)
+  mark_edges(x0, y0, n_cb_s, n_cb_s, 3);
+  if (!pcm) {
+    max_trafo_depth_ = sps_.max_transform_hierarchy_depth_intra + (intra_split_ ? 1 : 0);
+    if (!transform_tree(x0, y0, x0, y0, log2_cb_size, 0, 0, false, false)) return false;
+  }
+  fill(fs_.qp_y, x0, y0, w, h, static_cast<int8_t>(qp_y_));
+  qp_y_prev_ = qp_y_;
+  return true;
+}
+
+// 7.3.8.7 pcm_sample(): the samples follow pcm_flag byte-aligned, then CABAC restarts (9.3.2.5).
+bool SliceDecoder::pcm_sample(int x0, int y0, int log2_cb_size) {
+  size_t bitpos = rd_.eng.aligned_byte_after_terminate() * 8;
+  auto bits = [&](int n) {
+    uint32_t v = 0;
+    for (int i = 0; i < n; ++i, ++bitpos)
+      v = (v << 1) | (bitpos < size_ * 8 ? (rbsp_[bitpos >> 3] >> (7 - (bitpos & 7))) & 1 : 0);
+    return v;
+  };
+  const int s = 1 << log2_cb_size;
+  const int pbd_y = sps_.pcm_sample_bit_depth_luma_minus1 + 1;
+  const int pbd_c = sps_.pcm_sample_bit_depth_chroma_minus1 + 1;
+  for (int y = 0; y < s; ++y)
+    for (int x = 0; x < s; ++x) {
+      const uint32_t v = bits(pbd_y) << (pp_.bit_depth_y - pbd_y);
+      if (x0 + x < pp_.width && y0 + y < pp_.height) pic_.plane[0].at(x0 + x, y0 + y) = uint16_t(v);
+    }
+  for (int c = 1; c < 3; ++c)
+    for (int y = 0; y < s / 2; ++y)
+      for (int x = 0; x < s / 2; ++x) {
+        const uint32_t v = bits(pbd_c) << (pp_.bit_depth_c - pbd_c);
+        const HevcPlane& p = pic_.plane[c];
+        if (x0 / 2 + x < p.width && y0 / 2 + y < p.height) p.at(x0 / 2 + x, y0 / 2 + y) = uint16_t(v);
+      }
+  if (bitpos > size_ * 8) return false;
+  rd_.eng.init(rbsp_, size_, (bitpos + 7) >> 3);
+  return true;
+}
+
+// 8.4.2 derivation process for luma intra prediction mode.
+void SliceDecoder::intra_luma_modes(int x0, int y0, int n_cb_s, bool nxn, const int prev_flag[4],
+                                    const int mpm_idx[4], const int rem[4]) {
+  const int pb = nxn ? n_cb_s / 2 : n_cb_s;
+  for (int j = 0, i = 0; j < n_cb_s; j += pb)
+    for (int k = 0; k < n_cb_s; k += pb, ++i) {
+      const int x_pb = x0 + k, y_pb = y0 + j;
+      auto cand = [&](int xn, int yn, bool above) {
+        if (!available(x_pb, y_pb, xn, yn)) return 1;
+        const size_t n = fs_.idx(xn, yn);
+        if (fs_.pred_mode[n] != MODE_INTRA || fs_.pcm[n]) return 1;
+        if (above && yn < ((y_pb >> pp_.log2_ctb_size) << pp_.log2_ctb_size)) return 1;
+        return int(fs_.intra_mode[n]);
+      };
+      const int a = cand(x_pb - 1, y_pb, false);
+      const int b = cand(x_pb, y_pb - 1, true);
+      int c[3];
+      if (a == b) {
+        if (a < 2) {
+          c[0] = 0; c[1] = 1; c[2] = 26;
+        } else {
+          c[0] = a;
+          c[1] = 2 + ((a + 29) % 32);
+          c[2] = 2 + ((a - 2 + 1) % 32);
+        }
+      } else {
+        c[0] = a;
+        c[1] = b;
+        c[2] = (a != 0 && b != 0) ? 0 : ((a != 1 && b != 1) ? 1 : 26);
+      }
+      int mode;
+      if (prev_flag[i]) {
+        mode = c[mpm_idx[i]];
+      } else {
+        std::sort(c, c + 3);
+        mode = rem[i];
+        for (int t = 0; t < 3; ++t)
+          if (mode >= c[t]) ++mode;
+      }
+      const int w = std::min(pb, pp_.width - x_pb), h = std::min(pb, pp_.height - y_pb);
+      if (w > 0 && h > 0) fill(fs_.intra_mode, x_pb, y_pb, w, h, static_cast<uint8_t>(mode));
+    }
+}
+
+// 7.3.8.8
+bool SliceDecoder::transform_tree(int x0, int y0, int x_base, int y_base, int log2_trafo_size,
+                                  int trafo_depth, int blk_idx, bool parent_cbf_cb,
+                                  bool parent_cbf_cr) {
+  int split;
+  if (log2_trafo_size <= pp_.log2_max_tb_size && log2_trafo_size > pp_.log2_min_tb_size &&
+      trafo_depth < max_trafo_depth_ && !(intra_split_ && trafo_depth == 0)) {
+    split = rd_.split_transform_flag(log2_trafo_size);
+  } else {
+    const bool inter_split = sps_.max_transform_hierarchy_depth_inter == 0 &&
+                             pred_mode_ == MODE_INTER && part_mode_ != PART_2Nx2N && trafo_depth == 0;
+    split = log2_trafo_size > pp_.log2_max_tb_size || (intra_split_ && trafo_depth == 0) || inter_split;
+  }
+  bool cbf_cb = false, cbf_cr = false;
+  if (log2_trafo_size > 2) {
+    if (trafo_depth == 0 || parent_cbf_cb) cbf_cb = rd_.cbf_chroma(trafo_depth);
+    if (trafo_depth == 0 || parent_cbf_cr) cbf_cr = rd_.cbf_chroma(trafo_depth);
+  } else {
+    // 4x4 luma blocks of 4:2:0: chroma is coded with blkIdx 3 using the parent's flags
+    cbf_cb = parent_cbf_cb;
+    cbf_cr = parent_cbf_cr;
+  }
+  if (split) {
+    const int x1 = x0 + (1 << (log2_trafo_size - 1)), y1 = y0 + (1 << (log2_trafo_size - 1));
+    return transform_tree(x0, y0, x0, y0, log2_trafo_size - 1, trafo_depth + 1, 0, cbf_cb, cbf_cr) &&
+           transform_tree(x1, y0, x0, y0, log2_trafo_size - 1, trafo_depth + 1, 1, cbf_cb, cbf_cr) &&
+           transform_tree(x0, y1, x0, y0, log2_trafo_size - 1, trafo_depth + 1, 2, cbf_cb, cbf_cr) &&
+           transform_tree(x1, y1, x0, y0, log2_trafo_size - 1, trafo_depth + 1, 3, cbf_cb, cbf_cr);
+  }
+  int cbf_luma = 1;
+  if (pred_mode_ == MODE_INTRA || trafo_depth != 0 || cbf_cb || cbf_cr) cbf_luma = rd_.cbf_luma(trafo_depth);
+  return transform_unit(x0, y0, x_base, y_base, log2_trafo_size, trafo_depth, blk_idx, cbf_luma,
+                        cbf_cb, cbf_cr);
+}
+
+// 7.3.8.10, with the reconstruction of each transform block (8.4.4.1, 8.6.2).
+bool SliceDecoder::transform_unit(int x0, int y0, int x_base, int y_base, int log2_trafo_size,
+                                  int trafo_depth, int blk_idx, bool cbf_luma, bool cbf_cb,
+                                  bool cbf_cr) {
+  (void)trafo_depth;
+  const int size = 1 << log2_trafo_size;
+  mark_edges(x0, y0, size, size, 1);
+  if (cbf_luma || cbf_cb || cbf_cr) {
+    if (pps_.cu_qp_delta_enabled_flag && !is_cu_qp_delta_coded_) {
+      int delta = rd_.cu_qp_delta_abs();
+      if (delta && rd_.cu_qp_delta_sign_flag()) delta = -delta;
+      is_cu_qp_delta_coded_ = true;
+      cu_qp_delta_val_ = delta;
+      if (delta < -(26 + pp_.qp_bd_offset_y / 2) || delta > 25 + pp_.qp_bd_offset_y / 2) return false;
+      set_qp_y();
+    }
+  }
+  if (pred_mode_ == MODE_INTRA) intra_predict(x0, y0, log2_trafo_size, 0, fs_.intra_mode[fs_.idx(x0, y0)]);
+  if (cbf_luma) {
+    const int w = std::min(size, pp_.width - x0), h = std::min(size, pp_.height - y0);
+    fill(fs_.nz_luma, x0, y0, w, h, uint8_t(1));
+  }
+  reconstruct_block(x0, y0, log2_trafo_size, 0, cbf_luma);
+  if (log2_trafo_size > 2) {
+    const int xc = x0 / 2, yc = y0 / 2;
+    if (pred_mode_ == MODE_INTRA) intra_predict(xc, yc, log2_trafo_size - 1, 1, intra_chroma_pred_mode_);
+    reconstruct_block(xc, yc, log2_trafo_size - 1, 1, cbf_cb);
+    if (pred_mode_ == MODE_INTRA) intra_predict(xc, yc, log2_trafo_size - 1, 2, intra_chroma_pred_mode_);
+    reconstruct_block(xc, yc, log2_trafo_size - 1, 2, cbf_cr);
+  } else if (blk_idx == 3) {
+    const int xc = x_base / 2, yc = y_base / 2;
+    if (pred_mode_ == MODE_INTRA) intra_predict(xc, yc, 2, 1, intra_chroma_pred_mode_);
+    reconstruct_block(xc, yc, 2, 1, cbf_cb);
+    if (pred_mode_ == MODE_INTRA) intra_predict(xc, yc, 2, 2, intra_chroma_pred_mode_);
+    reconstruct_block(xc, yc, 2, 2, cbf_cr);
+  }
+  return !rd_.eng.overrun();
+}
+
+// residual_coding() of one transform block, then scaling, transform and reconstruction.
+void SliceDecoder::reconstruct_block(int x0, int y0, int log2_size, int c_idx, bool coded) {
+  if (!coded) return;
+  const int intra_mode = pred_mode_ == MODE_INTRA
+                             ? (c_idx ? intra_chroma_pred_mode_ : fs_.intra_mode[fs_.idx(x0, y0)])
+                             : -1;
+  ResidualParams rp;
+  rp.log2_trafo_size = log2_size;
+  rp.c_idx = c_idx;
+  rp.transquant_bypass = cu_transquant_bypass_;
+  rp.transform_skip_enabled = pps_.transform_skip_enabled_flag;
+  rp.sign_data_hiding = pps_.sign_data_hiding_enabled_flag;
+  // 7.4.9.11 scanIdx
+  rp.scan_idx = 0;
+  if (intra_mode >= 0 && (log2_size == 2 || (log2_size == 3 && c_idx == 0))) {
+    if (intra_mode >= 6 && intra_mode <= 14) rp.scan_idx = 2;
+    else if (intra_mode >= 22 && intra_mode <= 30) rp.scan_idx = 1;
+  }
+  bool transform_skip = false;
+  residual_coding(rd_, rp, coeffs_, &transform_skip);
+
+  HevcTu tu;
+  tu.x = x0;
+  tu.y = y0;
+  tu.c_idx = static_cast<uint8_t>(c_idx);
+  tu.log2_size = static_cast<uint8_t>(log2_size);
+  tu.transquant_bypass = cu_transquant_bypass_;
+  tu.transform_skip = transform_skip;
+  tu.dst = pred_mode_ == MODE_INTRA && log2_size == 2 && c_idx == 0;
+  int qp;
+  if (c_idx == 0) {
+    qp = qp_y_ + pp_.qp_bd_offset_y;
+  } else {
+    const int off = c_idx == 1 ? pps_.cb_qp_offset + sh_.cb_qp_offset : pps_.cr_qp_offset + sh_.cr_qp_offset;
+    const int qpi = std::clamp(qp_y_ + off, -pp_.qp_bd_offset_c, 57);
+    qp = chroma_qp_mapping(qpi) + pp_.qp_bd_offset_c;
+  }
+  tu.qp = static_cast<uint8_t>(qp);
+  tu.scaling = nullptr;
+  if (sps_.scaling_list_enabled_flag && !(transform_skip && log2_size > 2)) {
+    const int matrix_id = c_idx + (pred_mode_ == MODE_INTRA ? 0 : 3);
+    tu.scaling = pp_.scaling_factor[log2_size - 2][matrix_id].data();
+  }
+  tu.coeff_offset = 0;
+  HevcResidual::run_one(tu, coeffs_, pic_.plane[c_idx], c_idx ? pp_.bit_depth_c : pp_.bit_depth_y);
+}
+
+// 8.4.4.2.1: reference samples with availability (6.4.1 plus constrained_intra_pred_flag).
+void SliceDecoder::intra_predict(int x0, int y0, int log2_size, int c_idx, int mode) {
+  const int n = 1 << log2_size;
+  const int sh = c_idx ? 1 : 0;
+  const int x_cur = x0 << sh, y_cur = y0 << sh;
+  const HevcPlane& plane = pic_.plane[c_idx];
+  HevcIntraRefs refs;
+  auto sample = [&](int idx, int x, int y) {
+    const int xl = x << sh, yl = y << sh;
+    bool ok = available(x_cur, y_cur, xl, yl);
+    if (ok && pps_.constrained_intra_pred_flag && fs_.pred_mode[fs_.idx(xl, yl)] != MODE_INTRA) ok = false;
+    refs.avail[idx] = ok;
+    refs.p[idx] = ok ? plane.at(x, y) : 0;
+  };
+  for (int i = 0; i < 2 * n; ++i) sample(i, x0 - 1, y0 + 2 * n - 1 - i);
+  sample(2 * n, x0 - 1, y0 - 1);
+  for (int i = 0; i < 2 * n; ++i) sample(2 * n + 1 + i, x0 + i, y0 - 1);
+  HevcIntraParams prm;
+  prm.log2_size = log2_size;
+  prm.c_idx = c_idx;
+  prm.mode = mode;
+  prm.bit_depth = c_idx ? pp_.bit_depth_c : pp_.bit_depth_y;
+  prm.strong_intra_smoothing = sps_.strong_intra_smoothing_enabled_flag;
+  hevc_intra_predict(refs, prm, plane, x0, y0);
+}
+
+}  // namespace
+
+bool decode_slice_segment(const SliceDecodeInput& in, const uint8_t* rbsp, size_t size,
+                          size_t data_offset) {
+  SliceDecoder d(in);
+  return d.run(rbsp, size, data_offset);
+}
+
+}  // namespace gvc::hevc

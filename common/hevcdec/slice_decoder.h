@@ -1,0 +1,40 @@
+// slice_decoder.h: slice_segment_data() of one slice segment: CABAC parse and reconstruction (7.3.8)
+#pragma once
+
+#include <gst/codecparsers/gsth265parser.h>
+
+#include <cstddef>
+#include <cstdint>
+
+#include "common/hevcdec/params.h"
+#include "common/hevcdec/picture.h"
+#include "common/hevcdec/syntax.h"
+
+namespace gvc::hevc {
+
+class InterPredictor;
+
+// CABAC state carried from one slice segment of a picture to the next (9.3.1, 9.3.2.4).
+struct SegmentCarry {
+  CabacContexts wpp;       // TableStateIdxWpp: after the 2nd CTB of a CTB row
+  CabacContexts ds;        // TableStateIdxDs: at the end of a slice segment
+  int qp_y_prev = 0;       // QpY of the last coding unit, for dependent slice segments
+};
+
+struct SliceDecodeInput {
+  const PicParams* pp = nullptr;
+  const GstH265SliceHdr* sh = nullptr;  // dependent segments: fields of the independent header
+  int slice_idx = 0;                    // index of this segment in FrameState::slices
+  int slice_addr_rs = 0;                // SliceAddrRs
+  Picture* pic = nullptr;
+  FrameState* fs = nullptr;
+  SegmentCarry* carry = nullptr;
+  InterPredictor* inter = nullptr;      // null for pictures with only I slices
+};
+
+// Decodes slice_segment_data() from `rbsp` (emulation prevention removed), starting at byte
+// `data_offset`. Returns false on a syntax error or on data the decoder does not support.
+bool decode_slice_segment(const SliceDecodeInput& in, const uint8_t* rbsp, size_t size,
+                          size_t data_offset);
+
+}  // namespace gvc::hevc

@@ -1,0 +1,100 @@
+// decode_test.cpp: x265 streams of real content decode bit-exactly as FFmpeg decodes them
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <cstring>
+
+#include "common/hevcdec/decoder.h"
+#include "tests/hevc/stream_oracle.h"
+
+namespace {
+
+struct StreamCase {
+  const char* name;
+  int width, height, frames;
+  const char* pix_fmt;
+  const char* x265_params;
+};
+
+void PrintTo(const StreamCase& c, std::ostream* os) { *os << c.name; }
+
+// The decoder's frame as ffmpeg's rawvideo bytes (8 bit, or 16-bit little endian).
+std::vector<uint8_t> to_raw(const gvc::hevc::DecodedFrame& f) {
+  std::vector<uint8_t> out;
+  for (int c = 0; c < 3; ++c)
+    for (uint16_t v : f.planes[c]) {
+      if (f.bit_depth == 8) {
+        out.push_back(static_cast<uint8_t>(v));
+      } else {
+        out.push_back(static_cast<uint8_t>(v & 0xff));
+        out.push_back(static_cast<uint8_t>(v >> 8));
+      }
+    }
+  return out;
+}
+
+// First differing sample as text, for a readable failure.
+std::string first_diff(const std::vector<uint8_t>& a, const std::vector<uint8_t>& b, int w, int h,
+                       int bytes) {
+  const size_t ysz = size_t(w) * h * bytes;
+  const size_t csz = size_t((w + 1) / 2) * ((h + 1) / 2) * bytes;
+  for (size_t i = 0; i < a.size() && i < b.size(); ++i)
+    if (a[i] != b[i]) {
+      int plane = i < ysz ? 0 : (i < ysz + csz ? 1 : 2);
+      size_t o = plane == 0 ? i : (plane == 1 ? i - ysz : i - ysz - csz);
+      const int pw = plane ? (w + 1) / 2 : w;
+      char buf[128];
+      snprintf(buf, sizeof(buf), "plane %d x %zu y %zu: ours %d ffmpeg %d", plane,
+               (o / bytes) % pw, (o / bytes) / pw, a[i], b[i]);
+      return buf;
+    }
+  return a.size() == b.size() ? "equal" : "sizes differ";
+}
+
+class HevcDecodeTest : public ::testing::TestWithParam<StreamCase> {};
+
+TEST_P(HevcDecodeTest, MatchesFfmpegFrameByFrame) {
+  const StreamCase& c = GetParam();
+  ASSERT_FALSE(gvc::test::hevc_find_ffmpeg().empty()) << "ffmpeg is required (set $FFMPEG)";
+  const std::string clip = gvc::test::hevc_find_clip();
+  ASSERT_FALSE(clip.empty()) << "test clip missing (opencv-doc's vtest.avi or $GVC_TEST_CLIP)";
+  std::string err;
+  const std::vector<uint8_t> stream =
+      gvc::test::x265_encode(clip, c.width, c.height, c.frames, c.pix_fmt, c.x265_params, err);
+  ASSERT_FALSE(stream.empty()) << err;
+  const int bytes = std::strcmp(c.pix_fmt, "yuv420p") == 0 ? 1 : 2;
+  const size_t frame_bytes =
+      (size_t(c.width) * c.height + 2 * size_t((c.width + 1) / 2) * ((c.height + 1) / 2)) * bytes;
+  const auto ref = gvc::test::ffmpeg_decode(stream, c.pix_fmt, frame_bytes, err);
+  ASSERT_TRUE(err.empty()) << err;
+  ASSERT_EQ(ref.size(), size_t(c.frames));
+
+  gvc::hevc::Decoder dec;
+  EXPECT_TRUE(dec.decode(stream.data(), stream.size())) << dec.error();
+  dec.flush();
+  std::vector<std::vector<uint8_t>> ours;
+  gvc::hevc::DecodedFrame f;
+  while (dec.take_frame(f)) {
+    EXPECT_EQ(f.width, c.width);
+    EXPECT_EQ(f.height, c.height);
+    ours.push_back(to_raw(f));
+  }
+  ASSERT_EQ(ours.size(), ref.size());
+  for (size_t i = 0; i < ref.size(); ++i)
+    EXPECT_TRUE(ours[i] == ref[i]) << "frame " << i << ": "
+                                   << first_diff(ours[i], ref[i], c.width, c.height, bytes);
+}
+
+// Intra-only streams; every case is a few small frames so the suite stays fast.
+const StreamCase kIntraCases[] = {
+    {"intra_nofilter_ctu16", 176, 144, 3, "yuv420p",
+     "keyint=1:ctu=16:no-deblock=1:no-sao=1:qp=30"},
+    {"intra_nofilter_ctu32_qp22", 176, 144, 3, "yuv420p",
+     "keyint=1:ctu=32:no-deblock=1:no-sao=1:qp=22"},
+    {"intra_nofilter_ctu64_aq", 416, 240, 2, "yuv420p",
+     "keyint=1:ctu=64:no-deblock=1:no-sao=1:crf=28:aq-mode=2"},
+};
+INSTANTIATE_TEST_SUITE_P(Intra, HevcDecodeTest, ::testing::ValuesIn(kIntraCases),
+                         [](const auto& info) { return std::string(info.param.name); });
+
+}  // namespace
