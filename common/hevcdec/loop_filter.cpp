@@ -1,10 +1,117 @@
 // loop_filter.cpp: derive edges -> boundary strength -> filter (8.7.2), then SAO per CTB (8.7.3)
 #include "common/hevcdec/loop_filter.h"
 
+#include "common/dsp/hevc_deblock.h"
+#include "common/dsp/hevc_sao.h"
+
 namespace gvc::hevc {
+namespace {
+
+// 8.7.2.4 boundary filtering strength of the edge between units p and q; `edge` holds the
+// transform (1) and prediction (2) edge bits set while parsing (0: no edge, or filterEdgeFlag 0).
+int boundary_strength(const FrameState& fs, size_t p, size_t q, uint8_t edge) {
+  if (!edge) return 0;
+  if (fs.pred_mode[p] == MODE_INTRA || fs.pred_mode[q] == MODE_INTRA) return 2;
+  if ((edge & 1) && (fs.nz_luma[p] || fs.nz_luma[q])) return 1;
+  // Inter-predicted blocks on both sides: the motion comparison of 8.7.2.4 needs the motion
+  // field, which intra-only pictures do not have.
+  return 0;
+}
+
+void deblock(const PicParams& pp, const FrameState& fs, Picture& pic) {
+  const size_t n = fs.pred_mode.size();
+  std::vector<uint8_t> bs_v(n, 0), bs_h(n, 0);
+  std::vector<int8_t> beta(n, 0), tc(n, 0);
+  bool any = false;
+  for (int y = 0; y < pp.height; y += 4)
+    for (int x = 0; x < pp.width; x += 4) {
+      const size_t u = fs.idx(x, y);
+      const int ctb = (y >> pp.log2_ctb_size) * pp.pic_width_in_ctbs + (x >> pp.log2_ctb_size);
+      const int s = fs.ctb_slice[ctb];
+      if (s < 0) continue;
+      beta[u] = static_cast<int8_t>(fs.slices[s].beta_offset_div2);
+      tc[u] = static_cast<int8_t>(fs.slices[s].tc_offset_div2);
+      if (x > 0 && (x & 7) == 0) bs_v[u] = static_cast<uint8_t>(boundary_strength(fs, u - 1, u, fs.edge_v[u]));
+      if (y > 0 && (y & 7) == 0) bs_h[u] = static_cast<uint8_t>(boundary_strength(fs, u - fs.w4, u, fs.edge_h[u]));
+      any |= bs_v[u] || bs_h[u];
+    }
+  if (!any) return;
+  HevcDeblockFrame f;
+  f.width = pp.width;
+  f.height = pp.height;
+  f.stride = fs.w4;
+  f.bs_v = bs_v.data();
+  f.bs_h = bs_h.data();
+  f.qp_y = fs.qp_y.data();
+  f.beta_offset_div2 = beta.data();
+  f.tc_offset_div2 = tc.data();
+  f.no_filter = fs.no_filter.data();
+  f.bit_depth_y = pp.bit_depth_y;
+  f.bit_depth_c = pp.bit_depth_c;
+  f.cb_qp_offset = pp.pps->cb_qp_offset;
+  f.cr_qp_offset = pp.pps->cr_qp_offset;
+  HevcDeblock::run(f, pic.plane);
+}
+
+void sao(const PicParams& pp, const FrameState& fs, Picture& pic) {
+  const int n = pp.pic_size_in_ctbs;
+  std::vector<uint8_t> enabled(size_t(n) * 3, 0), cross(size_t(n) * 9, 0);
+  bool any = false;
+  for (int ctb = 0; ctb < n; ++ctb) {
+    const int s = fs.ctb_slice[ctb];
+    if (s < 0) continue;
+    const SliceInfo& si = fs.slices[s];
+    enabled[ctb * 3 + 0] = si.sao_luma;
+    enabled[ctb * 3 + 1] = enabled[ctb * 3 + 2] = si.sao_chroma;
+    any |= si.sao_luma || si.sao_chroma;
+    const int rx = ctb % pp.pic_width_in_ctbs, ry = ctb / pp.pic_width_in_ctbs;
+    for (int dy = -1; dy <= 1; ++dy)
+      for (int dx = -1; dx <= 1; ++dx) {
+        const int nx = rx + dx, ny = ry + dy;
+        if (nx < 0 || ny < 0 || nx >= pp.pic_width_in_ctbs || ny >= pp.pic_height_in_ctbs) continue;
+        const int nb = ny * pp.pic_width_in_ctbs + nx;
+        const int ns = fs.ctb_slice[nb];
+        if (ns < 0) continue;
+        bool ok = true;
+        // 8.7.3.2: a neighbour in another slice is used only if the later slice allows it
+        if (fs.slices[ns].slice_addr_rs != si.slice_addr_rs) {
+          const bool nb_earlier = pp.ctb_addr_rs_to_ts[nb] < pp.ctb_addr_rs_to_ts[ctb];
+          ok = nb_earlier ? si.loop_filter_across_slices : fs.slices[ns].loop_filter_across_slices;
+        }
+        if (!pp.pps->loop_filter_across_tiles_enabled_flag &&
+            pp.tile_id[pp.ctb_addr_rs_to_ts[nb]] != pp.tile_id[pp.ctb_addr_rs_to_ts[ctb]])
+          ok = false;
+        cross[ctb * 9 + (dy + 1) * 3 + (dx + 1)] = ok;
+      }
+  }
+  if (!any) return;
+  // SAO reads the deblocked picture and writes the final one.
+  Picture copy;
+  HevcPlane src[3];
+  for (int c = 0; c < 3; ++c) {
+    copy.buf[c] = pic.buf[c];
+    src[c] = pic.plane[c];
+    src[c].data = copy.buf[c].data();
+  }
+  HevcSaoFrame f;
+  f.log2_ctb_size = pp.log2_ctb_size;
+  f.width_ctbs = pp.pic_width_in_ctbs;
+  f.height_ctbs = pp.pic_height_in_ctbs;
+  f.ctbs = fs.sao.data();
+  f.enabled = enabled.data();
+  f.no_filter = fs.no_filter.data();
+  f.no_filter_stride = fs.w4;
+  f.cross_ok = cross.data();
+  f.bit_depth[0] = pp.bit_depth_y;
+  f.bit_depth[1] = f.bit_depth[2] = pp.bit_depth_c;
+  HevcSao::run(f, src, pic.plane);
+}
+
+}  // namespace
 
 void apply_loop_filters(const PicParams& pp, const FrameState& fs, Picture& pic) {
-  (void)pp; (void)fs; (void)pic;
+  deblock(pp, fs, pic);
+  sao(pp, fs, pic);
 }
 
 }  // namespace gvc::hevc
