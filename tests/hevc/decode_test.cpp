@@ -113,3 +113,51 @@ INSTANTIATE_TEST_SUITE_P(Intra, HevcDecodeTest, ::testing::ValuesIn(kIntraCases)
                          [](const auto& info) { return std::string(info.param.name); });
 
 }  // namespace
+
+namespace {
+
+// Damaged inputs (seeded truncations and bit flips of a real stream) must neither crash nor
+// hang; an intact stream decoded afterwards by the same decoder must still be exact, because
+// decoding resumes at the next IRAP picture.
+TEST(HevcDecodeRobustness, DamagedStreamsThenCleanStream) {
+  ASSERT_FALSE(gvc::test::hevc_find_ffmpeg().empty()) << "ffmpeg is required (set $FFMPEG)";
+  const std::string clip = gvc::test::hevc_find_clip();
+  ASSERT_FALSE(clip.empty()) << "test clip missing";
+  std::string err;
+  const auto stream = gvc::test::x265_encode(clip, 176, 144, 2, "yuv420p", "keyint=1:ctu=16:qp=28", err);
+  ASSERT_FALSE(stream.empty()) << err;
+  const size_t frame_bytes = 176 * 144 * 3 / 2;
+  const auto ref = gvc::test::ffmpeg_decode(stream, "yuv420p", frame_bytes, err);
+  ASSERT_EQ(ref.size(), 2u) << err;
+
+  uint32_t seed = 12345;
+  auto rnd = [&seed]() {
+    seed = seed * 1664525u + 1013904223u;
+    return seed >> 8;
+  };
+  for (int round = 0; round < 24; ++round) {
+    std::vector<uint8_t> bad = stream;
+    if (round % 3 == 0) {
+      bad.resize(rnd() % bad.size());
+    } else {
+      const int flips = 1 + int(rnd() % 8);
+      for (int i = 0; i < flips; ++i) bad[rnd() % bad.size()] ^= uint8_t(1u << (rnd() % 8));
+    }
+    gvc::hevc::Decoder dec;
+    dec.decode(bad.data(), bad.size());
+    dec.flush();
+    gvc::hevc::DecodedFrame f;
+    int n = 0;
+    while (dec.take_frame(f)) ++n;
+    EXPECT_LE(n, 4) << "round " << round;
+    // the same decoder recovers on the intact stream
+    dec.decode(stream.data(), stream.size());
+    dec.flush();
+    std::vector<std::vector<uint8_t>> ours;
+    while (dec.take_frame(f)) ours.push_back(to_raw(f));
+    ASSERT_EQ(ours.size(), ref.size()) << "round " << round;
+    for (size_t i = 0; i < ref.size(); ++i) EXPECT_TRUE(ours[i] == ref[i]) << "round " << round << " frame " << i;
+  }
+}
+
+}  // namespace
