@@ -65,12 +65,11 @@ int RateControl::frame_qp(bool idr) {
   target = std::max(target, period_bits / 8);
   target = std::min(target, fullness_ * kVbvMargin);
 
+  // Nothing learnt of P frames yet: guess them a third of an I frame at the same QP.
+  if (!idr && complexity_[0] <= 0 && complexity_[1] > 0) complexity_[0] = complexity_[1] / 3;
   int qp;
   if (complexity_[idr] <= 0) {
-    // Nothing learnt for this type yet: a P frame starts from the I frame's QP, and the
-    // first frame from the configured QP.
-    qp = last_qp_[1] >= 0 ? last_qp_[1] : p_.qp;
-    if (complexity_[1] > 0 && !idr) qp = last_qp_[1] - 3;
+    qp = p_.qp;  // the very first frame
   } else {
     // c * 2^(-qp/6) = target
     qp = int(std::lround(6.0 * std::log2(complexity_[idr] / std::max(target, 1.0))));
