@@ -162,6 +162,10 @@ struct Decoder::Impl {
       err = "slice refers to another SPS than its picture";
       return false;
     }
+    if (hdr.type != GST_H265_I_SLICE) {
+      err = "P and B slices are not decoded yet (intra pictures only)";
+      return false;
+    }
     const GstH265PPS& pps = *hdr.pps;
     SliceInfo si;
     si.slice_addr_rs = indep_slice_addr;

@@ -12,8 +12,6 @@
 
 namespace gvc::hevc {
 
-class InterPredictor;
-
 // CABAC state carried from one slice segment of a picture to the next (9.3.1, 9.3.2.4).
 struct SegmentCarry {
   CabacContexts wpp;       // TableStateIdxWpp: after the 2nd CTB of a CTB row
@@ -29,7 +27,6 @@ struct SliceDecodeInput {
   Picture* pic = nullptr;
   FrameState* fs = nullptr;
   SegmentCarry* carry = nullptr;
-  InterPredictor* inter = nullptr;      // null for pictures with only I slices
 };
 
 // Decodes slice_segment_data() from `rbsp` (emulation prevention removed), starting at byte
