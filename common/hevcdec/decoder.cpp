@@ -3,6 +3,7 @@
 
 #include <gst/codecparsers/gsth265parser.h>
 
+#include <algorithm>
 #include <cstring>
 #include <deque>
 
@@ -48,6 +49,8 @@ struct Decoder::Impl {
   Picture* cur = nullptr;
   const GstH265SPS* cur_sps = nullptr;
   bool cur_output = true;
+  RefPicSet rps;             // of the current picture (8.3.2)
+  RefPicLists ref_lists;     // of the current slice segment (8.3.4)
   GstH265SliceHdr indep{};  // the last independent slice segment header of the picture
   int indep_slice_addr = 0;
   bool first_picture = true;     // the next picture starts a coded video sequence
@@ -61,6 +64,7 @@ struct Decoder::Impl {
 
   void finish_picture() {
     if (!cur) return;
+    cur->ctb_slice = fs.ctb_slice;
     apply_loop_filters(pp, fs, *cur);
     dpb.after_decode(*cur_sps, cur, cur_output);
     cur = nullptr;
@@ -106,7 +110,6 @@ struct Decoder::Impl {
     const bool irap_no_rasl = is_irap(t) && no_rasl_output;
     const bool tid0 = nalu.temporal_id_plus1 == 1 && !is_rasl(t) && !is_radl(t) && !is_slnr(t);
     const int poc = dpb.derive_poc(*sps, sh, irap_no_rasl, tid0);
-    RefPicSet rps;
     dpb.apply_rps(*sps, sh, poc, is_idr(t), irap_no_rasl, rps, pp.width, pp.height, pp.bit_depth_y,
                   pp.bit_depth_c);
     const bool no_output_prior = t == GST_H265_NAL_SLICE_CRA_NUT ? true : sh.no_output_of_prior_pics_flag;
@@ -144,6 +147,48 @@ struct Decoder::Impl {
     return ok;
   }
 
+  // 8.3.4 decoding process for reference picture lists construction.
+  bool build_ref_lists(const GstH265SliceHdr& sh, std::string& err) {
+    std::vector<Picture*> temp[2];
+    std::vector<uint8_t> temp_lt[2];
+    const int num_pic_total_curr =
+        int(rps.st_curr_before.size() + rps.st_curr_after.size() + rps.lt_curr.size());
+    if (num_pic_total_curr == 0) {
+      err = "P or B slice without reference pictures";
+      return false;
+    }
+    const int n_active[2] = {sh.num_ref_idx_l0_active_minus1 + 1,
+                             sh.type == GST_H265_B_SLICE ? sh.num_ref_idx_l1_active_minus1 + 1 : 0};
+    for (int X = 0; X < 2; ++X) {
+      if (!n_active[X]) continue;
+      const int num_rps_curr_temp = std::max(n_active[X], num_pic_total_curr);
+      const std::vector<Picture*>& first = X ? rps.st_curr_after : rps.st_curr_before;
+      const std::vector<Picture*>& second = X ? rps.st_curr_before : rps.st_curr_after;
+      while (int(temp[X].size()) < num_rps_curr_temp) {
+        for (Picture* p : first)
+          if (int(temp[X].size()) < num_rps_curr_temp) temp[X].push_back(p), temp_lt[X].push_back(0);
+        for (Picture* p : second)
+          if (int(temp[X].size()) < num_rps_curr_temp) temp[X].push_back(p), temp_lt[X].push_back(0);
+        for (Picture* p : rps.lt_curr)
+          if (int(temp[X].size()) < num_rps_curr_temp) temp[X].push_back(p), temp_lt[X].push_back(1);
+      }
+      const GstH265RefPicListModification& m = sh.ref_pic_list_modification;
+      const bool modified = X ? m.ref_pic_list_modification_flag_l1 : m.ref_pic_list_modification_flag_l0;
+      ref_lists.n[X] = std::min(n_active[X], 16);
+      for (int i = 0; i < ref_lists.n[X]; ++i) {
+        const int e = modified ? int(X ? m.list_entry_l1[i] : m.list_entry_l0[i]) : i;
+        if (e >= int(temp[X].size()) || !temp[X][e]) {
+          err = "reference picture list entry out of range";
+          return false;
+        }
+        ref_lists.pic[X][i] = temp[X][e];
+        ref_lists.poc[X][i] = temp[X][e]->poc;
+        ref_lists.long_term[X][i] = temp_lt[X][e];
+      }
+    }
+    return true;
+  }
+
   bool slice_data(const GstH265NalUnit& nalu, const GstH265SliceHdr& sh, std::string& err) {
     GstH265SliceHdr hdr;
     if (sh.dependent_slice_segment_flag) {
@@ -162,10 +207,17 @@ struct Decoder::Impl {
       err = "slice refers to another SPS than its picture";
       return false;
     }
+    ref_lists = RefPicLists{};
+    const Picture* col_pic = nullptr;
     if (hdr.type != GST_H265_I_SLICE) {
-      err = "P and B slices are not decoded yet (intra pictures only)";
-      return false;
+      if (!build_ref_lists(hdr, err)) return false;
+      // 8.5.3.2.8 ColPic
+      if (hdr.temporal_mvp_enabled_flag) {
+        const int l = hdr.type == GST_H265_B_SLICE && !hdr.collocated_from_l0_flag ? 1 : 0;
+        if (hdr.collocated_ref_idx < ref_lists.n[l]) col_pic = ref_lists.pic[l][hdr.collocated_ref_idx];
+      }
     }
+    cur->slice_refs.push_back(ref_lists);
     const GstH265PPS& pps = *hdr.pps;
     SliceInfo si;
     si.slice_addr_rs = indep_slice_addr;
@@ -195,6 +247,8 @@ struct Decoder::Impl {
     in.pic = cur;
     in.fs = &fs;
     in.carry = &carry;
+    in.refs = &cur->slice_refs.back();
+    in.col_pic = col_pic;
     if (!decode_slice_segment(in, rbsp.data(), rbsp.size(), offset)) {
       err = "slice data could not be decoded";
       return false;

@@ -1,21 +1,57 @@
 // loop_filter.cpp: derive edges -> boundary strength -> filter (8.7.2), then SAO per CTB (8.7.3)
 #include "common/hevcdec/loop_filter.h"
 
+#include <cstdlib>
+
 #include "common/dsp/hevc_deblock.h"
 #include "common/dsp/hevc_sao.h"
 
 namespace gvc::hevc {
 namespace {
 
+// The reference picture of list X of a unit's motion (null when the list is not used).
+const Picture* ref_pic(const FrameState& fs, const Picture& pic, const PicParams& pp, size_t u,
+                       const MvField& f, int X) {
+  if (!((f.pred_flag >> X) & 1)) return nullptr;
+  const int x = int(u % fs.w4) * 4, y = int(u / fs.w4) * 4;
+  const int s = fs.ctb_slice[(y >> pp.log2_ctb_size) * pp.pic_width_in_ctbs + (x >> pp.log2_ctb_size)];
+  if (s < 0 || s >= int(pic.slice_refs.size())) return nullptr;
+  return pic.slice_refs[s].pic[X][f.ref_idx[X]];
+}
+
+bool mv_differ(const int16_t* a, const int16_t* b) {
+  return std::abs(a[0] - b[0]) >= 4 || std::abs(a[1] - b[1]) >= 4;
+}
+
 // 8.7.2.4 boundary filtering strength of the edge between units p and q; `edge` holds the
 // transform (1) and prediction (2) edge bits set while parsing (0: no edge, or filterEdgeFlag 0).
-int boundary_strength(const FrameState& fs, size_t p, size_t q, uint8_t edge) {
+int boundary_strength(const PicParams& pp, const FrameState& fs, const Picture& pic, size_t p,
+                      size_t q, uint8_t edge) {
   if (!edge) return 0;
   if (fs.pred_mode[p] == MODE_INTRA || fs.pred_mode[q] == MODE_INTRA) return 2;
   if ((edge & 1) && (fs.nz_luma[p] || fs.nz_luma[q])) return 1;
-  // Inter-predicted blocks on both sides: the motion comparison of 8.7.2.4 needs the motion
-  // field, which intra-only pictures do not have.
-  return 0;
+  // Motion comparison: which pictures are referenced matters, not through which list.
+  const MvField& fp = pic.mvf[p];
+  const MvField& fq = pic.mvf[q];
+  const Picture* rp[2] = {ref_pic(fs, pic, pp, p, fp, 0), ref_pic(fs, pic, pp, p, fp, 1)};
+  const Picture* rq[2] = {ref_pic(fs, pic, pp, q, fq, 0), ref_pic(fs, pic, pp, q, fq, 1)};
+  const int np = (fp.pred_flag & 1) + (fp.pred_flag >> 1), nq = (fq.pred_flag & 1) + (fq.pred_flag >> 1);
+  if (np != nq) return 1;
+  if (np == 1) {
+    const int lp = fp.pred_flag == 1 ? 0 : 1, lq = fq.pred_flag == 1 ? 0 : 1;
+    if (rp[lp] != rq[lq]) return 1;
+    return mv_differ(fp.mv[lp], fq.mv[lq]) ? 1 : 0;
+  }
+  if (!((rp[0] == rq[0] && rp[1] == rq[1]) || (rp[0] == rq[1] && rp[1] == rq[0]))) return 1;
+  if (rp[0] != rp[1]) {
+    if (rp[0] == rq[0]) return (mv_differ(fp.mv[0], fq.mv[0]) || mv_differ(fp.mv[1], fq.mv[1])) ? 1 : 0;
+    return (mv_differ(fp.mv[0], fq.mv[1]) || mv_differ(fp.mv[1], fq.mv[0])) ? 1 : 0;
+  }
+  // both motion vectors of each side refer to the same picture
+  return ((mv_differ(fp.mv[0], fq.mv[0]) || mv_differ(fp.mv[1], fq.mv[1])) &&
+          (mv_differ(fp.mv[0], fq.mv[1]) || mv_differ(fp.mv[1], fq.mv[0])))
+             ? 1
+             : 0;
 }
 
 void deblock(const PicParams& pp, const FrameState& fs, Picture& pic) {
@@ -31,8 +67,8 @@ void deblock(const PicParams& pp, const FrameState& fs, Picture& pic) {
       if (s < 0) continue;
       beta[u] = static_cast<int8_t>(fs.slices[s].beta_offset_div2);
       tc[u] = static_cast<int8_t>(fs.slices[s].tc_offset_div2);
-      if (x > 0 && (x & 7) == 0) bs_v[u] = static_cast<uint8_t>(boundary_strength(fs, u - 1, u, fs.edge_v[u]));
-      if (y > 0 && (y & 7) == 0) bs_h[u] = static_cast<uint8_t>(boundary_strength(fs, u - fs.w4, u, fs.edge_h[u]));
+      if (x > 0 && (x & 7) == 0) bs_v[u] = static_cast<uint8_t>(boundary_strength(pp, fs, pic, u - 1, u, fs.edge_v[u]));
+      if (y > 0 && (y & 7) == 0) bs_h[u] = static_cast<uint8_t>(boundary_strength(pp, fs, pic, u - fs.w4, u, fs.edge_h[u]));
       any |= bs_v[u] || bs_h[u];
     }
   if (!any) return;

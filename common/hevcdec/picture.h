@@ -11,6 +11,31 @@ namespace gvc::hevc {
 
 enum PredMode : uint8_t { MODE_NONE = 0, MODE_INTER = 1, MODE_INTRA = 2 };
 
+struct Picture;
+
+// Motion of one 4x4 luma unit (8.5.3.2 outputs): pred_flag bit X is predFlagLX; a list that is
+// not used has mv 0 and ref_idx -1, so two fields compare member by member. pred_flag 0: intra.
+struct MvField {
+  int16_t mv[2][2] = {{0, 0}, {0, 0}};  // [list][0 = x, 1 = y], quarter luma samples
+  int8_t ref_idx[2] = {-1, -1};
+  uint8_t pred_flag = 0;
+  bool operator==(const MvField& o) const {
+    return pred_flag == o.pred_flag && ref_idx[0] == o.ref_idx[0] && ref_idx[1] == o.ref_idx[1] &&
+           mv[0][0] == o.mv[0][0] && mv[0][1] == o.mv[0][1] && mv[1][0] == o.mv[1][0] &&
+           mv[1][1] == o.mv[1][1];
+  }
+};
+
+// RefPicList0/1 of one slice (8.3.4), with what the collocated-picture process of a later
+// picture needs once these pictures may have left the DPB: their POC and whether they were
+// long-term references when this slice was decoded (LongTermRefPic, 8.5.3.2.8).
+struct RefPicLists {
+  int n[2] = {0, 0};  // num_ref_idx_lX_active_minus1 + 1 (0 for unused lists)
+  Picture* pic[2][16] = {};
+  int poc[2][16] = {};
+  uint8_t long_term[2][16] = {};
+};
+
 // A decoded picture and its DPB state (8.3.2, C.5.2).
 struct Picture {
   std::vector<uint16_t> buf[3];
@@ -23,6 +48,13 @@ struct Picture {
   int crop_x = 0, crop_y = 0, crop_w = 0, crop_h = 0;  // conformance window, luma samples
   uint64_t decode_index = 0;
 
+  // Motion field at 4x4 luma units, kept with the picture for TMVP in later pictures (read
+  // at ((x >> 4) << 4, (y >> 4) << 4), the 16x16 compression of 8.5.3.2.8).
+  std::vector<MvField> mvf;
+  int mvf_stride = 0;
+  std::vector<int16_t> ctb_slice;         // slice segment index of each CTB (raster)
+  std::vector<RefPicLists> slice_refs;    // per slice segment index
+
   void allocate(int width, int height, int bd_y, int bd_c) {
     const int cw = (width + 1) / 2, ch = (height + 1) / 2;
     const int w[3] = {width, cw, cw}, h[3] = {height, ch, ch};
@@ -32,6 +64,13 @@ struct Picture {
     }
     bit_depth_y = bd_y;
     bit_depth_c = bd_c;
+    mvf_stride = (width + 63) / 64 * 16 + 16;  // FrameState::w4
+    mvf.assign(size_t(mvf_stride) * ((height + 63) / 64 * 16 + 16), MvField{});
+    ctb_slice.clear();
+    slice_refs.clear();
+  }
+  const MvField& mv_at(int x_luma, int y_luma) const {
+    return mvf[size_t(y_luma >> 2) * mvf_stride + (x_luma >> 2)];
   }
   bool is_reference() const { return short_term_ref || long_term_ref; }
 };

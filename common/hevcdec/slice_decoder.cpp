@@ -6,6 +6,8 @@
 
 #include "common/dsp/hevc_intra.h"
 #include "common/dsp/hevc_itx.h"
+#include "common/dsp/hevc_mc.h"
+#include "common/hevcdec/mv_derive.h"
 #include "common/hevcdec/residual.h"
 
 namespace gvc::hevc {
@@ -23,7 +25,9 @@ class SliceDecoder {
  public:
   SliceDecoder(const SliceDecodeInput& in)
       : in_(in), pp_(*in.pp), sh_(*in.sh), pps_(*in.pp->pps), sps_(*in.pp->sps), pic_(*in.pic),
-        fs_(*in.fs) {}
+        fs_(*in.fs) {
+    if (sh_.type != GST_H265_I_SLICE) init_inter();
+  }
   bool run(const uint8_t* rbsp, size_t size, size_t data_offset);
 
  private:
@@ -35,6 +39,7 @@ class SliceDecoder {
   void sao(int rx, int ry);
   bool coding_quadtree(int x0, int y0, int log2_cb_size, int cqt_depth);
   bool coding_unit(int x0, int y0, int log2_cb_size);
+  bool inter_coding_unit(int x0, int y0, int log2_cb_size);
   bool pcm_sample(int x0, int y0, int log2_cb_size);
   bool transform_tree(int x0, int y0, int x_base, int y_base, int log2_trafo_size,
                       int trafo_depth, int blk_idx, bool parent_cbf_cb, bool parent_cbf_cr);
@@ -47,6 +52,9 @@ class SliceDecoder {
   void intra_luma_modes(int x0, int y0, int n_cb_s, bool nxn, const int prev_flag[4],
                         const int mpm_idx[4], const int rem[4]);
   void intra_predict(int x0, int y0, int log2_size, int c_idx, int mode);
+  void init_inter();
+  bool prediction_unit(int x0, int y0, int w, int h, int part_idx, bool skip, bool* merge_out);
+  void predict_inter(int x0, int y0, int w, int h, const MvField& mf);
   void mark_edges(int x0, int y0, int w, int h, uint8_t bit);
   template <typename T>
   void fill(std::vector<T>& a, int x0, int y0, int w, int h, T v) {
@@ -87,7 +95,123 @@ class SliceDecoder {
   bool deblock_cu_ = true;
 
   int16_t coeffs_[32 * 32];
+
+  // inter prediction state of the slice
+  MvEnv mv_env_;
+  HevcPlane ref_planes_[32][3];  // [X * 16 + refIdxLX]
+  int ct_depth_ = 0;             // CtDepth of the current coding unit
 };
+
+void SliceDecoder::init_inter() {
+  const RefPicLists& r = *in_.refs;
+  for (int l = 0; l < 2; ++l)
+    for (int i = 0; i < r.n[l]; ++i)
+      for (int c = 0; c < 3; ++c) ref_planes_[l * 16 + i][c] = r.pic[l][i]->plane[c];
+  mv_env_.pp = &pp_;
+  mv_env_.sh = &sh_;
+  mv_env_.refs = &r;
+  mv_env_.cur = &pic_;
+  mv_env_.col = in_.col_pic;
+  mv_env_.max_num_merge_cand = 5 - sh_.five_minus_max_num_merge_cand;
+  // 8.5.3.2.9 NoBackwardPredFlag: no reference picture follows the current one in output order
+  mv_env_.no_backward_pred = true;
+  for (int l = 0; l < 2; ++l)
+    for (int i = 0; i < r.n[l]; ++i)
+      if (r.poc[l][i] > pic_.poc) mv_env_.no_backward_pred = false;
+  mv_env_.zscan_available = [this](int xc, int yc, int xn, int yn) { return available(xc, yc, xn, yn); };
+}
+
+// 7.3.8.6 prediction_unit() with the motion derivation (8.5.3.2) and the samples (8.5.3.3).
+bool SliceDecoder::prediction_unit(int x0, int y0, int w, int h, int part_idx, bool skip,
+                                   bool* merge_out) {
+  const RefPicLists& r = *in_.refs;
+  PbPos pb{x_cb_, y_cb_, 1 << log2_cb_size_, x0, y0, w, h, part_idx, part_mode_};
+  MvField mf;
+  const int merge = skip ? 1 : rd_.merge_flag();
+  if (merge_out) *merge_out = merge;
+  if (merge) {
+    const int merge_idx = mv_env_.max_num_merge_cand > 1 ? rd_.merge_idx(mv_env_.max_num_merge_cand) : 0;
+    mf = derive_merge(mv_env_, pb, merge_idx);
+  } else {
+    InterPredIdc idc = PRED_L0;
+    if (sh_.type == GST_H265_B_SLICE) idc = rd_.inter_pred_idc(w, h, ct_depth_);
+    int mvd[2][2] = {{0, 0}, {0, 0}}, ref_idx[2] = {-1, -1}, mvp_flag[2] = {0, 0};
+    for (int X = 0; X < 2; ++X) {
+      if ((X == 0 && idc == PRED_L1) || (X == 1 && idc == PRED_L0)) continue;
+      ref_idx[X] = r.n[X] > 1 ? rd_.ref_idx_lx(r.n[X]) : 0;
+      if (!(X == 1 && sh_.mvd_l1_zero_flag && idc == PRED_BI)) rd_.mvd_coding(mvd[X]);
+      mvp_flag[X] = rd_.mvp_lx_flag();
+    }
+    for (int X = 0; X < 2; ++X) {
+      if (ref_idx[X] < 0) continue;
+      if (ref_idx[X] >= r.n[X]) return false;
+      int mvp[2];
+      derive_amvp(mv_env_, pb, X, ref_idx[X], mvp_flag[X], mvp);
+      mf.pred_flag |= uint8_t(1 << X);
+      mf.ref_idx[X] = int8_t(ref_idx[X]);
+      // 8-272..8-275: the sum wraps to 16 bits
+      for (int c = 0; c < 2; ++c) mf.mv[X][c] = int16_t(uint16_t(mvp[c] + mvd[X][c]));
+    }
+  }
+  for (int X = 0; X < 2; ++X)
+    if (((mf.pred_flag >> X) & 1) && (mf.ref_idx[X] < 0 || mf.ref_idx[X] >= r.n[X])) return false;
+  for (int y = y0; y < y0 + h; y += 4)
+    for (int x = x0; x < x0 + w; x += 4) pic_.mvf[size_t(y >> 2) * pic_.mvf_stride + (x >> 2)] = mf;
+  mark_edges(x0, y0, w, h, 2);
+  predict_inter(x0, y0, w, h, mf);
+  return true;
+}
+
+// 8.5.3.3 decoding process for inter sample prediction of one prediction block.
+void SliceDecoder::predict_inter(int x0, int y0, int w, int h, const MvField& mf) {
+  HevcMcPb pb;
+  pb.x = x0;
+  pb.y = y0;
+  pb.w = w;
+  pb.h = h;
+  for (int X = 0; X < 2; ++X) {
+    pb.pred_flag[X] = (mf.pred_flag >> X) & 1;
+    if (!pb.pred_flag[X]) continue;
+    pb.ref[X] = uint8_t(X * 16 + mf.ref_idx[X]);
+    pb.mv[X][0] = mf.mv[X][0];
+    pb.mv[X][1] = mf.mv[X][1];
+  }
+  // 8.5.3.3.4.1 weightedPredFlag
+  pb.weighted = sh_.type == GST_H265_P_SLICE ? pps_.weighted_pred_flag : pps_.weighted_bipred_flag;
+  if (pb.weighted) {
+    // 7.4.7.3 pred_weight_table semantics
+    const GstH265PredWeightTable& t = sh_.pred_weight_table;
+    const int log2_c = t.luma_log2_weight_denom + t.delta_chroma_log2_weight_denom;
+    pb.log2_wd_base[0] = t.luma_log2_weight_denom;
+    pb.log2_wd_base[1] = pb.log2_wd_base[2] = uint8_t(log2_c);
+    for (int X = 0; X < 2; ++X) {
+      if (!pb.pred_flag[X]) continue;
+      const int i = mf.ref_idx[X];
+      const bool lf = X ? t.luma_weight_l1_flag[i] : t.luma_weight_l0_flag[i];
+      const bool cf = X ? t.chroma_weight_l1_flag[i] : t.chroma_weight_l0_flag[i];
+      pb.weight[X][0] = int16_t((1 << t.luma_log2_weight_denom) +
+                                (lf ? (X ? t.delta_luma_weight_l1[i] : t.delta_luma_weight_l0[i]) : 0));
+      pb.offset[X][0] = int16_t(lf ? (X ? t.luma_offset_l1[i] : t.luma_offset_l0[i]) : 0);
+      for (int j = 0; j < 2; ++j) {
+        const int dw = cf ? (X ? t.delta_chroma_weight_l1[i][j] : t.delta_chroma_weight_l0[i][j]) : 0;
+        const int cw = (1 << log2_c) + dw;
+        const int d_off = X ? t.delta_chroma_offset_l1[i][j] : t.delta_chroma_offset_l0[i][j];
+        // wpOffsetHalfRangeC = 1 << 7 (high_precision_offsets_enabled_flag 0)
+        const int co = cf ? std::clamp((128 - ((128 * cw) >> log2_c) + d_off), -128, 127) : 0;
+        pb.weight[X][1 + j] = int16_t(cw);
+        pb.offset[X][1 + j] = int16_t(co);
+      }
+    }
+  }
+  HevcMcBatch b;
+  b.refs = ref_planes_;
+  b.n_refs = 32;
+  b.pbs = &pb;
+  b.n_pbs = 1;
+  b.bit_depth_y = pp_.bit_depth_y;
+  b.bit_depth_c = pp_.bit_depth_c;
+  HevcMc::run(b, pic_.plane);
+}
 
 bool SliceDecoder::available(int x_curr, int y_curr, int x_nb, int y_nb) const {
   if (x_nb < 0 || y_nb < 0 || x_nb >= pp_.width || y_nb >= pp_.height) return false;
@@ -333,13 +457,25 @@ bool SliceDecoder::coding_unit(int x0, int y0, int log2_cb_size) {
   fill(fs_.pcm, x0, y0, w, h, uint8_t(0));
   fill(fs_.nz_luma, x0, y0, w, h, uint8_t(0));
   if (!pps_.cu_qp_delta_enabled_flag || !is_cu_qp_delta_coded_) set_qp_y();
-  if (skip || sh_.type != GST_H265_I_SLICE) return false;  // inter prediction: not yet supported
-
-  pred_mode_ = MODE_INTRA;
-  fill(fs_.pred_mode, x0, y0, w, h, static_cast<uint8_t>(MODE_INTRA));
+  ct_depth_ = fs_.ct_depth[fs_.idx(x0, y0)];
   part_mode_ = PART_2Nx2N;
-  if (log2_cb_size == pp_.log2_min_cb_size)
-    part_mode_ = rd_.part_mode(true, log2_cb_size, pp_.log2_min_cb_size, sps_.amp_enabled_flag);
+  intra_split_ = false;
+  if (skip) {
+    pred_mode_ = MODE_INTER;
+    fill(fs_.pred_mode, x0, y0, w, h, static_cast<uint8_t>(MODE_INTER));
+    mark_edges(x0, y0, n_cb_s, n_cb_s, 3);
+    if (!prediction_unit(x0, y0, n_cb_s, n_cb_s, 0, true, nullptr)) return false;
+    fill(fs_.qp_y, x0, y0, w, h, static_cast<int8_t>(qp_y_));
+    qp_y_prev_ = qp_y_;
+    return !rd_.eng.overrun();
+  }
+  pred_mode_ = MODE_INTRA;
+  if (sh_.type != GST_H265_I_SLICE && !rd_.pred_mode_flag()) pred_mode_ = MODE_INTER;
+  fill(fs_.pred_mode, x0, y0, w, h, static_cast<uint8_t>(pred_mode_));
+  if (pred_mode_ == MODE_INTER || log2_cb_size == pp_.log2_min_cb_size)
+    part_mode_ = rd_.part_mode(pred_mode_ == MODE_INTRA, log2_cb_size, pp_.log2_min_cb_size,
+                               sps_.amp_enabled_flag);
+  if (pred_mode_ == MODE_INTER) return inter_coding_unit(x0, y0, log2_cb_size);
   intra_split_ = part_mode_ == PART_NxN;
   if (intra_split_ && log2_cb_size == 3 && pp_.log2_min_tb_size > 2) return false;
 
@@ -382,6 +518,58 @@ bool SliceDecoder::coding_unit(int x0, int y0, int log2_cb_size) {
   fill(fs_.qp_y, x0, y0, w, h, static_cast<int8_t>(qp_y_));
   qp_y_prev_ = qp_y_;
   return true;
+}
+
+// 7.3.8.5, the inter branch after part_mode: prediction units, rqt_root_cbf, transform_tree.
+bool SliceDecoder::inter_coding_unit(int x0, int y0, int log2_cb_size) {
+  const int s = 1 << log2_cb_size, hs = s / 2, qs = s / 4;
+  const int w = std::min(s, pp_.width - x0), h = std::min(s, pp_.height - y0);
+  mark_edges(x0, y0, s, s, 3);
+  bool merge0 = false;
+  bool ok = true;
+  switch (part_mode_) {
+    case PART_2Nx2N:
+      ok = prediction_unit(x0, y0, s, s, 0, false, &merge0);
+      break;
+    case PART_2NxN:
+      ok = prediction_unit(x0, y0, s, hs, 0, false, nullptr) && prediction_unit(x0, y0 + hs, s, hs, 1, false, nullptr);
+      break;
+    case PART_Nx2N:
+      ok = prediction_unit(x0, y0, hs, s, 0, false, nullptr) && prediction_unit(x0 + hs, y0, hs, s, 1, false, nullptr);
+      break;
+    case PART_2NxnU:
+      ok = prediction_unit(x0, y0, s, qs, 0, false, nullptr) &&
+           prediction_unit(x0, y0 + qs, s, s * 3 / 4, 1, false, nullptr);
+      break;
+    case PART_2NxnD:
+      ok = prediction_unit(x0, y0, s, s * 3 / 4, 0, false, nullptr) &&
+           prediction_unit(x0, y0 + s * 3 / 4, s, qs, 1, false, nullptr);
+      break;
+    case PART_nLx2N:
+      ok = prediction_unit(x0, y0, qs, s, 0, false, nullptr) &&
+           prediction_unit(x0 + qs, y0, s * 3 / 4, s, 1, false, nullptr);
+      break;
+    case PART_nRx2N:
+      ok = prediction_unit(x0, y0, s * 3 / 4, s, 0, false, nullptr) &&
+           prediction_unit(x0 + s * 3 / 4, y0, qs, s, 1, false, nullptr);
+      break;
+    case PART_NxN:
+      ok = prediction_unit(x0, y0, hs, hs, 0, false, nullptr) &&
+           prediction_unit(x0 + hs, y0, hs, hs, 1, false, nullptr) &&
+           prediction_unit(x0, y0 + hs, hs, hs, 2, false, nullptr) &&
+           prediction_unit(x0 + hs, y0 + hs, hs, hs, 3, false, nullptr);
+      break;
+  }
+  if (!ok) return false;
+  int rqt_root_cbf = 1;
+  if (!(part_mode_ == PART_2Nx2N && merge0)) rqt_root_cbf = rd_.rqt_root_cbf();
+  if (rqt_root_cbf) {
+    max_trafo_depth_ = sps_.max_transform_hierarchy_depth_inter;
+    if (!transform_tree(x0, y0, x0, y0, log2_cb_size, 0, 0, false, false)) return false;
+  }
+  fill(fs_.qp_y, x0, y0, w, h, static_cast<int8_t>(qp_y_));
+  qp_y_prev_ = qp_y_;
+  return !rd_.eng.overrun();
 }
 
 // 7.3.8.7 pcm_sample(): the samples follow pcm_flag byte-aligned, then CABAC restarts (9.3.2.5).

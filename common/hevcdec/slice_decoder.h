@@ -27,6 +27,8 @@ struct SliceDecodeInput {
   Picture* pic = nullptr;
   FrameState* fs = nullptr;
   SegmentCarry* carry = nullptr;
+  const RefPicLists* refs = nullptr;  // P and B slices: RefPicList0/1 (8.3.4)
+  const Picture* col_pic = nullptr;   // ColPic when slice_temporal_mvp_enabled_flag is 1
 };
 
 // Decodes slice_segment_data() from `rbsp` (emulation prevention removed), starting at byte

@@ -112,6 +112,15 @@ const StreamCase kIntraCases[] = {
 INSTANTIATE_TEST_SUITE_P(Intra, HevcDecodeTest, ::testing::ValuesIn(kIntraCases),
                          [](const auto& info) { return std::string(info.param.name); });
 
+// P and B streams: merge/AMVP, TMVP, weighted prediction, AMP, reference lists.
+const StreamCase kInterCases[] = {
+    {"p_only_ctu32", 176, 144, 8, "yuv420p", "keyint=30:bframes=0:ctu=32:qp=30"},
+    {"p_only_nofilter_ctu16", 176, 144, 6, "yuv420p",
+     "keyint=30:bframes=0:ctu=16:qp=27:no-deblock=1:no-sao=1"},
+};
+INSTANTIATE_TEST_SUITE_P(Inter, HevcDecodeTest, ::testing::ValuesIn(kInterCases),
+                         [](const auto& info) { return std::string(info.param.name); });
+
 }  // namespace
 
 namespace {
