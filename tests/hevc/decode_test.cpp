@@ -14,6 +14,7 @@ struct StreamCase {
   int width, height, frames;
   const char* pix_fmt;
   const char* x265_params;
+  const char* extra_vf = "";  // appended to the scaling filter (e.g. a fade for weighted prediction)
 };
 
 void PrintTo(const StreamCase& c, std::ostream* os) { *os << c.name; }
@@ -60,7 +61,8 @@ TEST_P(HevcDecodeTest, MatchesFfmpegFrameByFrame) {
   ASSERT_FALSE(clip.empty()) << "test clip missing (opencv-doc's vtest.avi or $GVC_TEST_CLIP)";
   std::string err;
   const std::vector<uint8_t> stream =
-      gvc::test::x265_encode(clip, c.width, c.height, c.frames, c.pix_fmt, c.x265_params, err);
+      gvc::test::x265_encode(clip, c.width, c.height, c.frames, c.pix_fmt, c.x265_params, err,
+                             c.extra_vf);
   ASSERT_FALSE(stream.empty()) << err;
   const int bytes = std::strcmp(c.pix_fmt, "yuv420p") == 0 ? 1 : 2;
   const size_t frame_bytes =
@@ -117,6 +119,27 @@ const StreamCase kInterCases[] = {
     {"p_only_ctu32", 176, 144, 8, "yuv420p", "keyint=30:bframes=0:ctu=32:qp=30"},
     {"p_only_nofilter_ctu16", 176, 144, 6, "yuv420p",
      "keyint=30:bframes=0:ctu=16:qp=27:no-deblock=1:no-sao=1"},
+    {"p_4refs", 176, 144, 8, "yuv420p", "keyint=30:bframes=0:ctu=32:qp=28:ref=4"},
+    {"b_pyramid", 176, 144, 9, "yuv420p", "keyint=30:bframes=3:b-pyramid=1:ctu=32:qp=30:ref=3"},
+    {"b_nopyramid_ctu16_2refs", 176, 144, 8, "yuv420p",
+     "keyint=30:bframes=2:b-pyramid=0:ctu=16:qp=26:ref=2"},
+    {"b_amp_rect", 416, 240, 5, "yuv420p", "keyint=30:bframes=2:ctu=64:qp=24:amp=1:rect=1:ref=2:rskip=0:early-skip=0:limit-modes=0"},
+    {"b_no_tmvp", 176, 144, 8, "yuv420p", "keyint=30:bframes=3:ctu=32:qp=30:temporal-mvp=0"},
+    {"b_max_merge1", 176, 144, 6, "yuv420p", "keyint=30:bframes=2:ctu=32:qp=30:max-merge=1"},
+    {"b_max_merge3_ctu64", 176, 144, 6, "yuv420p", "keyint=30:bframes=2:ctu=64:qp=30:max-merge=3"},
+    {"b_max_merge5_rect", 176, 144, 6, "yuv420p",
+     "keyint=30:bframes=2:ctu=16:qp=32:max-merge=5:rect=1"},
+    {"weightp_fade", 176, 144, 8, "yuv420p", "keyint=30:bframes=0:ctu=32:qp=28:weightp=1",
+     "fade=in:0:8"},
+    {"weightb_fade", 176, 144, 9, "yuv420p",
+     "keyint=30:bframes=3:ctu=32:qp=28:weightp=1:weightb=1:ref=2", "fade=out:0:9"},
+    {"b_main10", 176, 144, 7, "yuv420p10le", "keyint=30:bframes=2:ctu=32:qp=30"},
+    {"b_main10_weightp", 176, 144, 7, "yuv420p10le", "keyint=30:bframes=2:ctu=32:qp=28:weightp=1:weightb=1",
+     "fade=in:0:7"},
+    {"b_odd_size", 170, 100, 8, "yuv420p", "keyint=30:bframes=3:ctu=32:qp=28:ref=2"},
+    {"b_wpp_slices_tskip", 176, 144, 6, "yuv420p", "keyint=30:bframes=2:ctu=16:qp=30:slices=2:tskip=1"},
+    {"open_gop_cra_rasl", 176, 144, 10, "yuv420p", "keyint=4:min-keyint=4:bframes=2:open-gop=1:ctu=32:qp=30"},
+    {"b_lossless", 176, 144, 5, "yuv420p", "keyint=30:bframes=2:ctu=16:lossless=1"},
 };
 INSTANTIATE_TEST_SUITE_P(Inter, HevcDecodeTest, ::testing::ValuesIn(kInterCases),
                          [](const auto& info) { return std::string(info.param.name); });

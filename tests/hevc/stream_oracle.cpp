@@ -77,10 +77,12 @@ std::string hevc_find_clip() {
 
 std::vector<uint8_t> x265_encode(const std::string& clip, int w, int h, int frames,
                                  const std::string& pix_fmt, const std::string& x265_params,
-                                 std::string& err) {
+                                 std::string& err, const std::string& extra_vf) {
   const std::string out = temp_name(".hevc");
   std::ostringstream vf;
-  vf << "scale=" << w << ":" << h << ":flags=bicubic,format=" << pix_fmt;
+  vf << "scale=" << w << ":" << h << ":flags=bicubic,";
+  if (!extra_vf.empty()) vf << extra_vf << ",";
+  vf << "format=" << pix_fmt;
   std::string text;
   const int rc = run({hevc_find_ffmpeg(), "-nostdin", "-y", "-loglevel", "error", "-i", clip,
                       "-frames:v", std::to_string(frames), "-vf", vf.str(), "-c:v", "libx265",

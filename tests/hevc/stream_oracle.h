@@ -13,11 +13,12 @@ std::string hevc_find_ffmpeg();
 std::string hevc_find_clip();
 
 // Encodes `frames` frames of `clip` scaled to w x h with libx265 and `x265_params`
-// ("key=value:..."), pixel format `pix_fmt`, into an Annex B file. Returns the stream bytes
-// (empty on failure, with the reason in `err`).
+// ("key=value:..."), pixel format `pix_fmt`, into an Annex B file. `extra_vf` (e.g. a fade)
+// is appended to the scaling filter chain. Returns the stream bytes (empty on failure, with
+// the reason in `err`).
 std::vector<uint8_t> x265_encode(const std::string& clip, int w, int h, int frames,
                                  const std::string& pix_fmt, const std::string& x265_params,
-                                 std::string& err);
+                                 std::string& err, const std::string& extra_vf = "");
 
 // Decodes `stream` with ffmpeg to raw frames in `pix_fmt` (yuv420p or yuv420p10le); one byte
 // vector per frame of `frame_bytes` bytes.
