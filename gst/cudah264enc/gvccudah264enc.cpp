@@ -43,7 +43,7 @@
 #include "common/dsp/backend.h"
 #include "common/h264enc/encoder.h"
 #include "common/h264enc/ratecontrol.h"
-#include "gst/cudamv/gvccudamv.h"
+#include "gst/backendsel.h"
 
 #if GVC_CUDAMV_CUDA
 #include <gst/cuda/cuda-gst.h>
@@ -52,7 +52,6 @@
 #include <gst/cuda/gstcudamemory.h>
 #include <gst/cuda/gstcudautils.h>
 
-#include "gpu/backend.h"
 #include "gst/cudactx.h"
 #endif
 
@@ -466,59 +465,14 @@ gvc_cuda_h264_enc_start (GstVideoEncoder * enc)
   device_id = self->device_id;
   GST_OBJECT_UNLOCK (self);
 
-  if (choice != GVC_BACKEND_CPU) {
 #if GVC_CUDAMV_CUDA
-    std::string why;
-
-    /* libgstcuda asserts when the driver library is missing: look for it first. */
-    if (!gst_cuda_load_library ()) {
-      why = "the CUDA driver library (libcuda.so.1) was not found";
-    } else if (!gst_cuda_ensure_element_context (GST_ELEMENT (self), device_id,
-            &self->context)) {
-      why = device_id < 0 ? std::string ("no CUDA device or driver was found") :
-          "CUDA device " + std::to_string (device_id) +
-          " could not be opened (no such device, or no driver)";
-    } else {
-      GvcCudaContextGuard guard (self->context);
-      gvc::Status status;
-
-      if (!guard.ok ()) {
-        why = "the CUDA context could not be made current";
-      } else {
-        backend = gvc::make_cuda_backend (gvc_cuda_context_device_id
-            (self->context), &status);
-        if (!backend)
-          why = status.message ();
-      }
-      if (!backend)
-        gst_clear_object (&self->context);
-    }
-
-    if (!backend) {
-      if (choice == GVC_BACKEND_CUDA) {
-        GST_ELEMENT_ERROR (self, RESOURCE, NOT_FOUND,
-            ("cudah264enc cannot use CUDA (backend=cuda): %s.", why.c_str ()),
-            ("Use backend=auto or backend=cpu to run on the CPU."));
-        return FALSE;
-      }
-      GST_INFO_OBJECT (self, "No CUDA (%s): using the CPU backend",
-          why.c_str ());
-    }
+  backend = gvc_backend_open (GST_ELEMENT (self), choice, device_id,
+      reinterpret_cast < GstObject ** >(&self->context));
 #else
-    (void) device_id;
-    if (choice == GVC_BACKEND_CUDA) {
-      GST_ELEMENT_ERROR (self, RESOURCE, NOT_FOUND,
-          ("cudah264enc cannot use CUDA (backend=cuda): this build has no "
-              "CUDA support."), ("Rebuild with -Dcuda=enabled, or use "
-              "backend=cpu."));
-      return FALSE;
-    }
-    GST_INFO_OBJECT (self, "Built without CUDA: using the CPU backend");
+  backend = gvc_backend_open (GST_ELEMENT (self), choice, device_id, NULL);
 #endif
-  }
-
   if (!backend)
-    backend = gvc::make_cpu_backend ();
+    return FALSE;
 
   self->engine = new Engine ();
   self->engine->backend = std::move (backend);

@@ -25,6 +25,7 @@
  * ]| Runs on CUDA memory straight from the NVIDIA decoder, with no copy to the host.
  */
 #include "gst/cudamv/gvccudamv.h"
+#include "gst/backendsel.h"
 
 #include <gst/video/video.h>
 
@@ -47,7 +48,6 @@
 #include <gst/cuda/gstcudamemory.h>
 #include <gst/cuda/gstcudautils.h>
 
-#include "gpu/backend.h"
 #include "gst/cudactx.h"
 #endif
 
@@ -226,24 +226,6 @@ gvc_mv_subpel_get_type (void)
   return type;
 }
 
-GType
-gvc_backend_choice_get_type (void)
-{
-  static GType type = 0;
-  static const GEnumValue values[] = {
-    {GVC_BACKEND_AUTO, "CUDA when a device is present, else the CPU", "auto"},
-    {GVC_BACKEND_CUDA, "CUDA (fails to start without a device)", "cuda"},
-    {GVC_BACKEND_CPU, "CPU reference implementation", "cpu"},
-    {0, NULL, NULL},
-  };
-
-  if (g_once_init_enter (&type)) {
-    GType t = g_enum_register_static ("GvcBackendChoice", values);
-    g_once_init_leave (&type, t);
-  }
-  return type;
-}
-
 static void
 gvc_cuda_mv_set_active_backend (GvcCudaMv * self, const gchar * name)
 {
@@ -397,60 +379,14 @@ gvc_cuda_mv_start (GstBaseTransform * trans)
   device_id = self->device_id;
   GST_OBJECT_UNLOCK (self);
 
-  if (choice != GVC_BACKEND_CPU) {
 #if GVC_CUDAMV_CUDA
-    std::string why;
-
-    /* libgstcuda asserts when the driver library is missing: look for it first. */
-    if (!gst_cuda_load_library ()) {
-      why = "the CUDA driver library (libcuda.so.1) was not found";
-    } else if (!gst_cuda_ensure_element_context (GST_ELEMENT (self), device_id,
-            &self->context)) {
-      why = device_id < 0 ? std::string ("no CUDA device or driver was found") :
-          "CUDA device " + std::to_string (device_id) +
-          " could not be opened (no such device, or no driver)";
-    } else {
-      GvcCudaContextGuard guard (self->context);
-      gvc::Status status;
-
-      if (!guard.ok ()) {
-        why = "the CUDA context could not be made current";
-      } else {
-        backend = gvc::make_cuda_backend (gvc_cuda_context_device_id
-            (self->context), &status);
-        if (!backend)
-          why = status.message ();
-      }
-      if (!backend)
-        gst_clear_object (&self->context);
-    }
-
-    if (!backend) {
-      if (choice == GVC_BACKEND_CUDA) {
-        GST_ELEMENT_ERROR (self, RESOURCE, NOT_FOUND,
-            ("cudamv cannot use CUDA (backend=cuda): %s.", why.c_str ()),
-            ("Use backend=auto or backend=cpu to run on the CPU."));
-        return FALSE;
-      }
-      GST_INFO_OBJECT (self, "No CUDA (%s): using the CPU backend",
-          why.c_str ());
-      g_message ("cudamv: no CUDA (%s), falling back to the CPU backend",
-          why.c_str ());
-    }
+  backend = gvc_backend_open (GST_ELEMENT (self), choice, device_id,
+      reinterpret_cast < GstObject ** >(&self->context));
 #else
-    (void) device_id;
-    if (choice == GVC_BACKEND_CUDA) {
-      GST_ELEMENT_ERROR (self, RESOURCE, NOT_FOUND,
-          ("cudamv cannot use CUDA (backend=cuda): this build has no CUDA "
-              "support."), ("Rebuild with -Dcuda=enabled, or use backend=cpu."));
-      return FALSE;
-    }
-    GST_INFO_OBJECT (self, "Built without CUDA: using the CPU backend");
+  backend = gvc_backend_open (GST_ELEMENT (self), choice, device_id, NULL);
 #endif
-  }
-
   if (!backend)
-    backend = gvc::make_cpu_backend ();
+    return FALSE;
 
   self->engine = new Engine ();
   self->engine->on_device = backend->location () == gvc::MemoryLocation::Device;

@@ -23,18 +23,10 @@ typedef enum {
   GVC_MV_SUBPEL_QUARTER = 2,
 } GvcMvSubpel;
 
-typedef enum {
-  GVC_BACKEND_AUTO = 0,
-  GVC_BACKEND_CUDA = 1,
-  GVC_BACKEND_CPU = 2,
-} GvcBackendChoice;
-
 #define GVC_TYPE_MV_BLOCK_SIZE (gvc_mv_block_size_get_type ())
 GType gvc_mv_block_size_get_type (void);
 #define GVC_TYPE_MV_SUBPEL (gvc_mv_subpel_get_type ())
 GType gvc_mv_subpel_get_type (void);
-#define GVC_TYPE_BACKEND_CHOICE (gvc_backend_choice_get_type ())
-GType gvc_backend_choice_get_type (void);
 
 GST_ELEMENT_REGISTER_DECLARE (cudamv);
 
