@@ -1,10 +1,13 @@
 // stream_oracle.cpp: running ffmpeg for the HEVC tests (encode with libx265, reference decode)
 #include "tests/hevc/stream_oracle.h"
 
+#include <gst/codecparsers/gsth265parser.h>
+
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -114,6 +117,59 @@ std::vector<std::vector<uint8_t>> ffmpeg_decode(const std::vector<uint8_t>& stre
   for (size_t o = 0; o + frame_bytes <= raw.size(); o += frame_bytes)
     frames.emplace_back(raw.begin() + long(o), raw.begin() + long(o + frame_bytes));
   return frames;
+}
+
+StreamFeatures stream_features(const std::vector<uint8_t>& stream) {
+  StreamFeatures f;
+  GstH265Parser* parser = gst_h265_parser_new();
+  GstH265NalUnit nalu;
+  guint offset = 0;
+  while (offset < stream.size()) {
+    const GstH265ParserResult r =
+        gst_h265_parser_identify_nalu(parser, stream.data(), offset, stream.size(), &nalu);
+    if (r != GST_H265_PARSER_OK && r != GST_H265_PARSER_NO_NAL_END) break;
+    offset = nalu.offset + nalu.size;
+    if (nalu.type == GST_H265_NAL_VPS) {
+      GstH265VPS vps;
+      gst_h265_parser_parse_vps(parser, &nalu, &vps);
+    } else if (nalu.type == GST_H265_NAL_SPS) {
+      GstH265SPS sps;
+      gst_h265_parser_parse_sps(parser, &nalu, &sps, TRUE);
+    } else if (nalu.type == GST_H265_NAL_PPS) {
+      GstH265PPS pps;
+      gst_h265_parser_parse_pps(parser, &nalu, &pps);
+    } else if (nalu.type <= GST_H265_NAL_SLICE_CRA_NUT) {
+      GstH265SliceHdr sh;
+      if (gst_h265_parser_parse_slice_hdr(parser, &nalu, &sh) != GST_H265_PARSER_OK) continue;
+      if (sh.type <= 2) ++f.slices[sh.type];
+      if (sh.first_slice_segment_in_pic_flag) {
+        if (nalu.type == GST_H265_NAL_SLICE_RASL_N || nalu.type == GST_H265_NAL_SLICE_RASL_R) ++f.rasl;
+        if (nalu.type == GST_H265_NAL_SLICE_CRA_NUT) ++f.cra;
+      }
+      if (sh.type != GST_H265_I_SLICE && !sh.dependent_slice_segment_flag) {
+        const GstH265PredWeightTable& t = sh.pred_weight_table;
+        bool w = false;
+        for (int i = 0; i < 15; ++i)
+          w |= t.luma_weight_l0_flag[i] || t.chroma_weight_l0_flag[i] || t.luma_weight_l1_flag[i] ||
+               t.chroma_weight_l1_flag[i];
+        const bool wp = sh.type == GST_H265_P_SLICE ? sh.pps->weighted_pred_flag : sh.pps->weighted_bipred_flag;
+        f.weighted += wp && w;
+        f.tmvp_off += !sh.temporal_mvp_enabled_flag;
+        f.max_refs = std::max(f.max_refs, int(sh.num_ref_idx_l0_active_minus1) + 1);
+      }
+      gst_h265_slice_hdr_free(&sh);
+    }
+  }
+  gst_h265_parser_free(parser);
+  return f;
+}
+
+size_t nth_nal_offset(const std::vector<uint8_t>& stream, int nal_type, int n) {
+  for (size_t i = 0; i + 4 < stream.size(); ++i) {
+    if (stream[i] || stream[i + 1] || stream[i + 2] != 1) continue;
+    if (((stream[i + 3] >> 1) & 0x3f) == nal_type && n-- == 0) return (i > 0 && !stream[i - 1]) ? i - 1 : i;
+  }
+  return stream.size();
 }
 
 }  // namespace gvc::test

@@ -26,4 +26,19 @@ std::vector<std::vector<uint8_t>> ffmpeg_decode(const std::vector<uint8_t>& stre
                                                 const std::string& pix_fmt, size_t frame_bytes,
                                                 std::string& err);
 
+// What a stream's slice headers contain (GstH265Parser), so a test can check that the stream
+// really exercises the feature it is named after.
+struct StreamFeatures {
+  int slices[3] = {0, 0, 0};  // by slice_type: B, P, I
+  int rasl = 0, cra = 0;      // RASL and CRA pictures (first slice segments)
+  int weighted = 0;           // P/B slices with a luma or chroma weight flag set
+  int tmvp_off = 0;           // P/B slices with slice_temporal_mvp_enabled_flag 0
+  int max_refs = 0;           // largest num_ref_idx_l0_active_minus1 + 1
+};
+StreamFeatures stream_features(const std::vector<uint8_t>& stream);
+
+// Byte offset of the `n`th (0-based) NAL unit of type `nal_type` in an Annex B stream, at its
+// start code; stream.size() if there is none.
+size_t nth_nal_offset(const std::vector<uint8_t>& stream, int nal_type, int n);
+
 }  // namespace gvc::test
