@@ -21,6 +21,8 @@ struct StreamCase {
   // What the stream must contain, comma separated: P, B (slices of that type), W (explicit
   // weights in use), RASL, NOTMVP (slice_temporal_mvp_enabled_flag 0), R<n> (n references).
   const char* expect = "";
+  // > 2: the PPS is rewritten to this Log2ParMrgLevel (with_parallel_merge_level)
+  int log2_par_mrg_level = 0;
 };
 
 void check_features(const std::vector<uint8_t>& stream, const std::string& expect) {
@@ -85,10 +87,15 @@ TEST_P(HevcDecodeTest, MatchesFfmpegFrameByFrame) {
   const std::string clip = gvc::test::hevc_find_clip();
   ASSERT_FALSE(clip.empty()) << "test clip missing (opencv-doc's vtest.avi or $GVC_TEST_CLIP)";
   std::string err;
-  const std::vector<uint8_t> stream =
+  const std::vector<uint8_t> encoded =
       gvc::test::x265_encode(clip, c.width, c.height, c.frames, c.pix_fmt, c.x265_params, err,
                              c.extra_vf);
-  ASSERT_FALSE(stream.empty()) << err;
+  ASSERT_FALSE(encoded.empty()) << err;
+  const std::vector<uint8_t> stream =
+      c.log2_par_mrg_level > 2 ? gvc::test::with_parallel_merge_level(encoded, c.log2_par_mrg_level) : encoded;
+  ASSERT_FALSE(stream.empty()) << "PPS could not be rewritten";
+  if (c.log2_par_mrg_level > 2)
+    EXPECT_EQ(gvc::test::stream_features(stream).log2_par_mrg_level, c.log2_par_mrg_level);
   check_features(stream, c.expect);
   const int bytes = std::strcmp(c.pix_fmt, "yuv420p") == 0 ? 1 : 2;
   const size_t frame_bytes =
@@ -96,6 +103,8 @@ TEST_P(HevcDecodeTest, MatchesFfmpegFrameByFrame) {
   const auto ref = gvc::test::ffmpeg_decode(stream, c.pix_fmt, frame_bytes, err);
   ASSERT_TRUE(err.empty()) << err;
   ASSERT_EQ(ref.size(), size_t(c.frames));
+  if (stream != encoded)  // the rewrite must change the decoded pictures, or it tests nothing
+    EXPECT_NE(gvc::test::ffmpeg_decode(encoded, c.pix_fmt, frame_bytes, err), ref);
 
   gvc::hevc::Decoder dec;
   EXPECT_TRUE(dec.decode(stream.data(), stream.size())) << dec.error();
@@ -165,6 +174,11 @@ const StreamCase kInterCases[] = {
     {"b_odd_size", 170, 100, 8, "yuv420p", "keyint=30:bframes=3:ctu=32:qp=28:ref=2", "", "B,R2"},
     {"b_wpp_slices_tskip", 176, 144, 6, "yuv420p", "keyint=30:bframes=2:ctu=16:qp=30:slices=2:tskip=1", "", "B"},
     {"open_gop_cra_rasl", 176, 144, 10, "yuv420p", "keyint=4:min-keyint=4:bframes=2:open-gop=1:ctu=32:qp=30", "", "B,RASL"},
+    // Log2ParMrgLevel 3 and 4 (PPS rewritten): shared merge lists of 8x8 coding units
+    // (singleMCLFlag) and candidates dropped inside a merge estimation region
+    {"b_par_merge_level3", 176, 144, 6, "yuv420p", "keyint=30:bframes=2:ctu=16:qp=30:rect=1:amp=1",
+     "", "B", 3},
+    {"b_par_merge_level4", 176, 144, 6, "yuv420p", "keyint=30:bframes=2:ctu=32:qp=30:rect=1", "", "B", 4},
     {"b_lossless", 176, 144, 5, "yuv420p", "keyint=30:bframes=2:ctu=16:lossless=1", "", "B"},
 };
 INSTANTIATE_TEST_SUITE_P(Inter, HevcDecodeTest, ::testing::ValuesIn(kInterCases),

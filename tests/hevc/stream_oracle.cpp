@@ -156,12 +156,130 @@ StreamFeatures stream_features(const std::vector<uint8_t>& stream) {
         f.weighted += wp && w;
         f.tmvp_off += !sh.temporal_mvp_enabled_flag;
         f.max_refs = std::max(f.max_refs, int(sh.num_ref_idx_l0_active_minus1) + 1);
+        f.log2_par_mrg_level = std::max(f.log2_par_mrg_level, sh.pps->log2_parallel_merge_level_minus2 + 2);
       }
       gst_h265_slice_hdr_free(&sh);
     }
   }
   gst_h265_parser_free(parser);
   return f;
+}
+
+namespace {
+
+struct BitReader {
+  const std::vector<uint8_t>& b;
+  size_t pos = 0;
+  int u(int n) {
+    int v = 0;
+    for (int i = 0; i < n; ++i, ++pos) v = (v << 1) | (pos < b.size() * 8 ? (b[pos >> 3] >> (7 - (pos & 7))) & 1 : 0);
+    return v;
+  }
+  int ue() {
+    int zeros = 0;
+    while (!u(1) && zeros < 32) ++zeros;
+    return (1 << zeros) - 1 + u(zeros);
+  }
+};
+
+// 7.3.2.3.1 up to log2_parallel_merge_level_minus2: returns its bit position and length, or
+// false when the PPS carries scaling list data.
+bool find_par_mrg_field(const std::vector<uint8_t>& rbsp, size_t& pos, size_t& len) {
+  BitReader r{rbsp};
+  r.ue();        // pps_pic_parameter_set_id
+  r.ue();        // pps_seq_parameter_set_id
+  r.u(2);        // dependent_slice_segments_enabled_flag, output_flag_present_flag
+  r.u(3);        // num_extra_slice_header_bits
+  r.u(2);        // sign_data_hiding_enabled_flag, cabac_init_present_flag
+  r.ue();        // num_ref_idx_l0_default_active_minus1
+  r.ue();        // num_ref_idx_l1_default_active_minus1
+  r.ue();        // init_qp_minus26 (se, same length)
+  r.u(2);        // constrained_intra_pred_flag, transform_skip_enabled_flag
+  if (r.u(1)) r.ue();  // cu_qp_delta_enabled_flag, diff_cu_qp_delta_depth
+  r.ue();        // pps_cb_qp_offset
+  r.ue();        // pps_cr_qp_offset
+  r.u(4);        // slice_chroma_qp_offsets_present, weighted_pred, weighted_bipred, transquant_bypass
+  const int tiles = r.u(1);
+  r.u(1);        // entropy_coding_sync_enabled_flag
+  if (tiles) {
+    const int cols = r.ue(), rows = r.ue();
+    if (!r.u(1)) {
+      for (int i = 0; i < cols; ++i) r.ue();
+      for (int i = 0; i < rows; ++i) r.ue();
+    }
+    r.u(1);      // loop_filter_across_tiles_enabled_flag
+  }
+  r.u(1);        // pps_loop_filter_across_slices_enabled_flag
+  if (r.u(1)) {  // deblocking_filter_control_present_flag
+    r.u(1);      // deblocking_filter_override_enabled_flag
+    if (!r.u(1)) {  // pps_deblocking_filter_disabled_flag
+      r.ue();
+      r.ue();
+    }
+  }
+  if (r.u(1)) return false;  // pps_scaling_list_data_present_flag
+  r.u(1);        // lists_modification_present_flag
+  pos = r.pos;
+  r.ue();
+  len = r.pos - pos;
+  return true;
+}
+
+}  // namespace
+
+std::vector<uint8_t> with_parallel_merge_level(const std::vector<uint8_t>& stream, int log2_level) {
+  // NAL unit boundaries (after each 00 00 01)
+  std::vector<size_t> starts;
+  for (size_t i = 0; i + 3 <= stream.size(); ++i)
+    if (!stream[i] && !stream[i + 1] && stream[i + 2] == 1) starts.push_back(i + 3);
+  std::vector<uint8_t> out;
+  size_t copied = 0;
+  for (size_t k = 0; k < starts.size(); ++k) {
+    const size_t b = starts[k];
+    size_t e = k + 1 < starts.size() ? starts[k + 1] - 3 : stream.size();
+    while (e > b && !stream[e - 1]) --e;  // trailing zero bytes belong to the next start code
+    if (((stream[b] >> 1) & 0x3f) != 34) continue;
+    std::vector<uint8_t> rbsp;
+    int zeros = 0;
+    for (size_t i = b + 2; i < e; ++i) {
+      if (zeros >= 2 && stream[i] == 3) {
+        zeros = 0;
+        continue;
+      }
+      rbsp.push_back(stream[i]);
+      zeros = stream[i] ? 0 : zeros + 1;
+    }
+    size_t pos, len;
+    if (!find_par_mrg_field(rbsp, pos, len)) return {};
+    std::vector<int> bits;
+    for (size_t i = 0; i < rbsp.size() * 8; ++i) bits.push_back((rbsp[i >> 3] >> (7 - (i & 7))) & 1);
+    while (!bits.empty() && !bits.back()) bits.pop_back();  // rbsp_stop_one_bit and alignment
+    bits.pop_back();
+    std::vector<int> nb(bits.begin(), bits.begin() + long(pos));
+    const unsigned v = unsigned(log2_level - 2) + 1;  // ue(v) of log2_level - 2
+    int n = 0;
+    while ((v >> n) > 1) ++n;
+    for (int i = 0; i < n; ++i) nb.push_back(0);
+    for (int i = n; i >= 0; --i) nb.push_back((v >> i) & 1);
+    nb.insert(nb.end(), bits.begin() + long(pos + len), bits.end());
+    nb.push_back(1);
+    while (nb.size() % 8) nb.push_back(0);
+    out.insert(out.end(), stream.begin() + long(copied), stream.begin() + long(b + 2));
+    zeros = 0;
+    for (size_t i = 0; i < nb.size(); i += 8) {
+      uint8_t byte = 0;
+      for (int j = 0; j < 8; ++j) byte = uint8_t((byte << 1) | nb[i + j]);
+      if (zeros >= 2 && byte <= 3) {  // emulation_prevention_three_byte
+        out.push_back(3);
+        zeros = 0;
+      }
+      out.push_back(byte);
+      zeros = byte ? 0 : zeros + 1;
+    }
+    copied = e;
+  }
+  out.insert(out.end(), stream.begin() + long(copied), stream.end());
+  return out;
 }
 
 size_t nth_nal_offset(const std::vector<uint8_t>& stream, int nal_type, int n) {

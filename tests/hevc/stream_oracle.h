@@ -34,8 +34,16 @@ struct StreamFeatures {
   int weighted = 0;           // P/B slices with a luma or chroma weight flag set
   int tmvp_off = 0;           // P/B slices with slice_temporal_mvp_enabled_flag 0
   int max_refs = 0;           // largest num_ref_idx_l0_active_minus1 + 1
+  int log2_par_mrg_level = 0; // largest Log2ParMrgLevel of the PPSs that slices use
 };
 StreamFeatures stream_features(const std::vector<uint8_t>& stream);
+
+// Rewrites log2_parallel_merge_level_minus2 in every PPS of the stream so that Log2ParMrgLevel
+// becomes `log2_level`. The result is still a conforming stream (the syntax of the slices does
+// not depend on the level), but its merge candidates differ from the encoder's: a test of the
+// decoding process against FFmpeg, not of the encoder. Returns an empty vector if a PPS has
+// fields this rewriter does not parse (pps_scaling_list_data).
+std::vector<uint8_t> with_parallel_merge_level(const std::vector<uint8_t>& stream, int log2_level);
 
 // Byte offset of the `n`th (0-based) NAL unit of type `nal_type` in an Annex B stream, at its
 // start code; stream.size() if there is none.
