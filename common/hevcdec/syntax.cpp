@@ -89,11 +89,12 @@ void SyntaxReader::mvd_coding(int mvd[2]) {
       abs = 1;
       if (g1[c]) {
         // 9.3.3.3 k-th order Exp-Golomb, k = 1
+        // abs_mvd_minus2 + 2 is at most 2^15 (7.4.9.9): a longer prefix is a damaged stream
         int k = 1, v = 0;
         while (eng.decode_bypass()) {
           v += 1 << k;
           ++k;
-          if (k > 31) break;
+          if (k > 16) break;
         }
         v += static_cast<int>(eng.decode_bypass_bits(k));
         abs = v + 2;
