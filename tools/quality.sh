@@ -11,8 +11,8 @@
 #   speed-preset, medium). Every stream is decoded by ffmpeg and compared with the source frames by
 #   ffmpeg's psnr filter (Y-PSNR of the mean squared error over all frames), frame by frame in
 #   decode order (setpts=N/TB: x264 writes VUI timing, the others do not, so timestamps differ).
-#   Pruning tables: cudah264enc with intra-pruning none, sobel, kirsch at one QP, CPU time the
-#   smallest of R runs (default 3).
+#   Pruning tables: cudah264enc with intra-pruning none, sobel, kirsch at one QP, with I and P
+#   frames and with every frame an IDR; CPU time the smallest of R runs (default 3).
 #   --max-bdrate PCT: exit 1 if cudah264enc's BD-rate against x264-veryfast exceeds PCT on any clip.
 # Writes OUT/results.csv, OUT/pruning.csv and the plot (default OUT/rd.png); prints Markdown tables.
 set -euo pipefail
@@ -92,9 +92,12 @@ clip_geometry() {
 encoder_fragment() {
   local q=$2
   case "$1" in
-    cudah264enc) echo "cudah264enc backend=$BACKEND qp=$q key-int-max=250" ;;
-    cudah264enc-kirsch) echo "cudah264enc backend=$BACKEND qp=$q key-int-max=250 intra-pruning=kirsch" ;;
-    cudah264enc-sobel) echo "cudah264enc backend=$BACKEND qp=$q key-int-max=250 intra-pruning=sobel" ;;
+    # cudah264enc[-sobel|-kirsch][-intra]: intra pruning; -intra: every frame an IDR
+    cudah264enc|cudah264enc-sobel*|cudah264enc-kirsch*|cudah264enc-intra)
+      local extra="" kim=250
+      case "$1" in *-kirsch*) extra=" intra-pruning=kirsch" ;; *-sobel*) extra=" intra-pruning=sobel" ;; esac
+      case "$1" in *-intra) kim=1 ;; esac
+      echo "cudah264enc backend=$BACKEND qp=$q key-int-max=$kim$extra" ;;
     x264-veryfast|x264-medium)
       echo "x264enc pass=quant quantizer=$q speed-preset=${1#x264-} psy-tune=psnr key-int-max=250 !" \
            "video/x-h264,profile=constrained-baseline,stream-format=byte-stream" ;;
@@ -174,33 +177,36 @@ if [ -n "$PRUNING_QP" ]; then
   PCSV=$OUT/pruning.csv
   echo "clip,encoder,qp,kbps,psnr_y,wall_s,cpu_s" >"$PCSV"
   for clip in "${clip_list[@]}"; do
-    for enc in cudah264enc cudah264enc-sobel cudah264enc-kirsch; do
+    for enc in cudah264enc cudah264enc-sobel cudah264enc-kirsch \
+               cudah264enc-intra cudah264enc-sobel-intra cudah264enc-kirsch-intra; do
       encode_point "$clip" "$enc" "$PRUNING_QP" "$PCSV" "$REPEAT"
     done
   done
   python3 - "$PCSV" "$FRAMES" "$PRUNING_QP" "$REPEAT" <<'PY'
 import csv, sys
 rows = list(csv.DictReader(open(sys.argv[1])))
-frames, qp = sys.argv[2], sys.argv[3]
+frames, qp, repeat = sys.argv[2], sys.argv[3], sys.argv[4]
 size = {"vtest": "384×288", "Megamind": "360×264", "tree": "320×240"}
-by = {}
+by = {}  # (clip, frame types) -> pruning mode -> row
 for r in rows:
-    by.setdefault(r["clip"], {})[r["encoder"].replace("cudah264enc", "none").replace("none-", "")] = r
+    e = r["encoder"]
+    mode = "kirsch" if "kirsch" in e else "sobel" if "sobel" in e else "none"
+    by.setdefault((r["clip"], "all I" if e.endswith("-intra") else "I + P"), {})[mode] = r
 print(f"\nIntra pruning, {frames} frames at qp {qp}: CPU time (s, user + system of the whole pipeline, "
-      f"best of {sys.argv[4]} runs) and speed-up")
-print("| clip | size | none | Sobel (Pan) | Kirsch | speed-up Kirsch/none | speed-up Kirsch/Sobel |")
-print("| --- | --- | --- | --- | --- | --- | --- |")
-for clip, m in by.items():
-    t = {k: float(v["cpu_s"]) for k, v in m.items()}
-    print(f"| {clip} | {size.get(clip, '')} | {t['none']:.2f} | {t['sobel']:.2f} | {t['kirsch']:.2f} | "
-          f"{t['none'] / t['kirsch']:.2f} | {t['sobel'] / t['kirsch']:.2f} |")
-print(f"\nIntra pruning, {frames} frames at qp {qp}: mean luma PSNR (dB) and bit rate (kbit/s)")
-print("| clip | size | none | Sobel (Pan) | Kirsch | ΔPSNR Kirsch−none | ΔPSNR Kirsch−Sobel | bits Kirsch/none |")
+      f"best of {repeat} runs) and speed-up")
+print("| clip | size | frames | none | Sobel (Pan) | Kirsch | speed-up Kirsch/none | speed-up Kirsch/Sobel |")
 print("| --- | --- | --- | --- | --- | --- | --- | --- |")
-for clip, m in by.items():
+for (clip, gop), m in by.items():
+    t = {k: float(v["cpu_s"]) for k, v in m.items()}
+    print(f"| {clip} | {size.get(clip, '')} | {gop} | {t['none']:.2f} | {t['sobel']:.2f} | {t['kirsch']:.2f} | "
+          f"{t['none'] / t['kirsch']:.2f} | {t['sobel'] / t['kirsch']:.2f} |")
+print(f"\nIntra pruning, {frames} frames at qp {qp}: luma PSNR (dB) and bit rate")
+print("| clip | size | frames | none | Sobel (Pan) | Kirsch | ΔPSNR Kirsch−none | ΔPSNR Kirsch−Sobel | bits Kirsch/none |")
+print("| --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+for (clip, gop), m in by.items():
     p = {k: float(v["psnr_y"]) for k, v in m.items()}
     b = {k: float(v["kbps"]) for k, v in m.items()}
-    print(f"| {clip} | {size.get(clip, '')} | {p['none']:.2f} | {p['sobel']:.2f} | {p['kirsch']:.2f} | "
+    print(f"| {clip} | {size.get(clip, '')} | {gop} | {p['none']:.2f} | {p['sobel']:.2f} | {p['kirsch']:.2f} | "
           f"{p['kirsch'] - p['none']:+.3f} | {p['kirsch'] - p['sobel']:+.3f} | {b['kirsch'] / b['none']:.3f} |")
 PY
 fi
