@@ -221,6 +221,43 @@ TEST(HevcDecodeOpenGop, StreamStartingAtCraSkipsItsRaslPictures) {
     EXPECT_TRUE(ours[i] == ref[i]) << "frame " << i << ": " << first_diff(ours[i], ref[i], 176, 144, 1);
 }
 
+// Long-term reference pictures, which x265 does not make: a P stream with two references is
+// rewritten so that each picture's older reference is long-term (with_long_term_refs). That
+// changes the prediction (no scaling towards a long-term picture in AMVP and TMVP, merge and
+// AMVP candidates of the other kind dropped), so the rewrite must change FFmpeg's output, and
+// ours must equal it.
+TEST(HevcDecodeLongTerm, OlderReferenceAsLongTermPicture) {
+  ASSERT_FALSE(gvc::test::hevc_find_ffmpeg().empty()) << "ffmpeg is required (set $FFMPEG)";
+  const std::string clip = gvc::test::hevc_find_clip();
+  ASSERT_FALSE(clip.empty()) << "test clip missing";
+  for (const char* params : {"keyint=30:bframes=0:ref=2:ctu=32:qp=30",
+                             "keyint=30:bframes=0:ref=2:ctu=16:qp=26:rect=1:amp=1:no-sao=1"}) {
+    std::string err;
+    const auto encoded = gvc::test::x265_encode(clip, 176, 144, 8, "yuv420p", params, err);
+    ASSERT_FALSE(encoded.empty()) << err;
+    int n_lt = 0;
+    const auto stream = gvc::test::with_long_term_refs(encoded, &n_lt);
+    ASSERT_FALSE(stream.empty()) << "stream could not be rewritten";
+    EXPECT_GE(n_lt, 5);
+    const size_t frame_bytes = 176 * 144 * 3 / 2;
+    const auto ref = gvc::test::ffmpeg_decode(stream, "yuv420p", frame_bytes, err);
+    ASSERT_TRUE(err.empty()) << err;
+    ASSERT_EQ(ref.size(), 8u);
+    EXPECT_NE(gvc::test::ffmpeg_decode(encoded, "yuv420p", frame_bytes, err), ref);
+
+    gvc::hevc::Decoder dec;
+    EXPECT_TRUE(dec.decode(stream.data(), stream.size())) << dec.error();
+    dec.flush();
+    std::vector<std::vector<uint8_t>> ours;
+    gvc::hevc::DecodedFrame fr;
+    while (dec.take_frame(fr)) ours.push_back(to_raw(fr));
+    ASSERT_EQ(ours.size(), ref.size()) << params;
+    for (size_t i = 0; i < ref.size(); ++i)
+      EXPECT_TRUE(ours[i] == ref[i]) << params << " frame " << i << ": "
+                                     << first_diff(ours[i], ref[i], 176, 144, 1);
+  }
+}
+
 // Damaged inputs (seeded truncations and bit flips of a real stream) must neither crash nor
 // hang; an intact stream decoded afterwards by the same decoder must still be exact, because
 // decoding resumes at the next IRAP picture.

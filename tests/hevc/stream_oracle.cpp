@@ -182,6 +182,89 @@ struct BitReader {
   }
 };
 
+// NAL units of an Annex B stream: [begin, end) of each NAL unit (header included), without
+// the start codes and trailing zero bytes.
+std::vector<std::pair<size_t, size_t>> split_nals(const std::vector<uint8_t>& stream) {
+  std::vector<size_t> starts;
+  for (size_t i = 0; i + 3 <= stream.size(); ++i)
+    if (!stream[i] && !stream[i + 1] && stream[i + 2] == 1) starts.push_back(i + 3);
+  std::vector<std::pair<size_t, size_t>> nals;
+  for (size_t k = 0; k < starts.size(); ++k) {
+    const size_t b = starts[k];
+    size_t e = k + 1 < starts.size() ? starts[k + 1] - 3 : stream.size();
+    while (e > b && !stream[e - 1]) --e;
+    nals.push_back({b, e});
+  }
+  return nals;
+}
+
+// The RBSP bits of a NAL unit payload (after the two header bytes).
+std::vector<uint8_t> rbsp_of(const std::vector<uint8_t>& stream, size_t b, size_t e) {
+  std::vector<uint8_t> rbsp;
+  int zeros = 0;
+  for (size_t i = b + 2; i < e; ++i) {
+    if (zeros >= 2 && stream[i] == 3) {
+      zeros = 0;
+      continue;
+    }
+    rbsp.push_back(stream[i]);
+    zeros = stream[i] ? 0 : zeros + 1;
+  }
+  return rbsp;
+}
+
+std::vector<int> to_bits(const std::vector<uint8_t>& bytes, size_t n_bits) {
+  std::vector<int> bits;
+  for (size_t i = 0; i < n_bits; ++i) bits.push_back((bytes[i >> 3] >> (7 - (i & 7))) & 1);
+  return bits;
+}
+
+void put_ue(std::vector<int>& bits, unsigned value) {
+  const unsigned v = value + 1;
+  int n = 0;
+  while ((v >> n) > 1) ++n;
+  for (int i = 0; i < n; ++i) bits.push_back(0);
+  for (int i = n; i >= 0; --i) bits.push_back((v >> i) & 1);
+}
+
+void put_u(std::vector<int>& bits, unsigned value, int n) {
+  for (int i = n - 1; i >= 0; --i) bits.push_back((value >> i) & 1);
+}
+
+// Appends NAL header bytes + `bits` (+ `tail` bytes, already byte aligned) with emulation
+// prevention to `out`.
+void put_nal(std::vector<uint8_t>& out, const uint8_t* header, const std::vector<int>& bits,
+             const std::vector<uint8_t>& tail) {
+  std::vector<uint8_t> bytes;
+  for (size_t i = 0; i < bits.size(); i += 8) {
+    uint8_t byte = 0;
+    for (int j = 0; j < 8; ++j) byte = uint8_t((byte << 1) | bits[i + j]);
+    bytes.push_back(byte);
+  }
+  bytes.insert(bytes.end(), tail.begin(), tail.end());
+  out.insert(out.end(), {0, 0, 0, 1, header[0], header[1]});
+  int zeros = 0;
+  for (uint8_t byte : bytes) {
+    if (zeros >= 2 && byte <= 3) {  // emulation_prevention_three_byte
+      out.push_back(3);
+      zeros = 0;
+    }
+    out.push_back(byte);
+    zeros = byte ? 0 : zeros + 1;
+  }
+}
+
+// Drops rbsp_trailing_bits (or byte_alignment()) from the end of `bits`.
+void drop_trailing_bits(std::vector<int>& bits) {
+  while (!bits.empty() && !bits.back()) bits.pop_back();
+  if (!bits.empty()) bits.pop_back();
+}
+
+void add_trailing_bits(std::vector<int>& bits) {
+  bits.push_back(1);
+  while (bits.size() % 8) bits.push_back(0);
+}
+
 // 7.3.2.3.1 up to log2_parallel_merge_level_minus2: returns its bit position and length, or
 // false when the PPS carries scaling list data.
 bool find_par_mrg_field(const std::vector<uint8_t>& rbsp, size_t& pos, size_t& len) {
@@ -228,57 +311,167 @@ bool find_par_mrg_field(const std::vector<uint8_t>& rbsp, size_t& pos, size_t& l
 }  // namespace
 
 std::vector<uint8_t> with_parallel_merge_level(const std::vector<uint8_t>& stream, int log2_level) {
-  // NAL unit boundaries (after each 00 00 01)
-  std::vector<size_t> starts;
-  for (size_t i = 0; i + 3 <= stream.size(); ++i)
-    if (!stream[i] && !stream[i + 1] && stream[i + 2] == 1) starts.push_back(i + 3);
   std::vector<uint8_t> out;
-  size_t copied = 0;
-  for (size_t k = 0; k < starts.size(); ++k) {
-    const size_t b = starts[k];
-    size_t e = k + 1 < starts.size() ? starts[k + 1] - 3 : stream.size();
-    while (e > b && !stream[e - 1]) --e;  // trailing zero bytes belong to the next start code
-    if (((stream[b] >> 1) & 0x3f) != 34) continue;
-    std::vector<uint8_t> rbsp;
-    int zeros = 0;
-    for (size_t i = b + 2; i < e; ++i) {
-      if (zeros >= 2 && stream[i] == 3) {
-        zeros = 0;
-        continue;
-      }
-      rbsp.push_back(stream[i]);
-      zeros = stream[i] ? 0 : zeros + 1;
+  for (const auto& [b, e] : split_nals(stream)) {
+    if (((stream[b] >> 1) & 0x3f) != 34) {
+      out.insert(out.end(), {0, 0, 0, 1});
+      out.insert(out.end(), stream.begin() + long(b), stream.begin() + long(e));
+      continue;
     }
+    const std::vector<uint8_t> rbsp = rbsp_of(stream, b, e);
     size_t pos, len;
     if (!find_par_mrg_field(rbsp, pos, len)) return {};
-    std::vector<int> bits;
-    for (size_t i = 0; i < rbsp.size() * 8; ++i) bits.push_back((rbsp[i >> 3] >> (7 - (i & 7))) & 1);
-    while (!bits.empty() && !bits.back()) bits.pop_back();  // rbsp_stop_one_bit and alignment
-    bits.pop_back();
+    std::vector<int> bits = to_bits(rbsp, rbsp.size() * 8);
+    drop_trailing_bits(bits);
     std::vector<int> nb(bits.begin(), bits.begin() + long(pos));
-    const unsigned v = unsigned(log2_level - 2) + 1;  // ue(v) of log2_level - 2
-    int n = 0;
-    while ((v >> n) > 1) ++n;
-    for (int i = 0; i < n; ++i) nb.push_back(0);
-    for (int i = n; i >= 0; --i) nb.push_back((v >> i) & 1);
+    put_ue(nb, unsigned(log2_level - 2));
     nb.insert(nb.end(), bits.begin() + long(pos + len), bits.end());
-    nb.push_back(1);
-    while (nb.size() % 8) nb.push_back(0);
-    out.insert(out.end(), stream.begin() + long(copied), stream.begin() + long(b + 2));
-    zeros = 0;
-    for (size_t i = 0; i < nb.size(); i += 8) {
-      uint8_t byte = 0;
-      for (int j = 0; j < 8; ++j) byte = uint8_t((byte << 1) | nb[i + j]);
-      if (zeros >= 2 && byte <= 3) {  // emulation_prevention_three_byte
-        out.push_back(3);
-        zeros = 0;
-      }
-      out.push_back(byte);
-      zeros = byte ? 0 : zeros + 1;
-    }
-    copied = e;
+    add_trailing_bits(nb);
+    put_nal(out, &stream[b], nb, {});
   }
-  out.insert(out.end(), stream.begin() + long(copied), stream.end());
+  return out;
+}
+
+namespace {
+
+// 7.3.2.2.1 up to long_term_ref_pics_present_flag: its bit position, or false for SPSs this
+// rewriter does not handle (sub-layers, scaling list data, short-term RPSs in the SPS).
+bool find_lt_present_field(const std::vector<uint8_t>& rbsp, size_t& pos, int& log2_max_poc_lsb) {
+  BitReader r{rbsp};
+  r.u(4);
+  if (r.u(3)) return false;  // sps_max_sub_layers_minus1
+  r.u(1);
+  r.u(32);
+  r.u(32);
+  r.u(32);                   // profile_tier_level(1, 0): 96 bits
+  r.ue();                    // sps_seq_parameter_set_id
+  if (r.ue() == 3) r.u(1);   // chroma_format_idc, separate_colour_plane_flag
+  r.ue();
+  r.ue();                    // pic_width/height_in_luma_samples
+  if (r.u(1))
+    for (int i = 0; i < 4; ++i) r.ue();  // conformance window
+  r.ue();
+  r.ue();                    // bit depths
+  log2_max_poc_lsb = r.ue() + 4;
+  r.u(1);                    // sps_sub_layer_ordering_info_present_flag (one sub-layer)
+  r.ue();
+  r.ue();
+  r.ue();
+  for (int i = 0; i < 6; ++i) r.ue();  // CB/TB sizes, transform hierarchy depths
+  if (r.u(1) && r.u(1)) return false;  // scaling_list_enabled_flag, sps_scaling_list_data_present_flag
+  r.u(2);                    // amp_enabled_flag, sample_adaptive_offset_enabled_flag
+  if (r.u(1)) {              // pcm_enabled_flag
+    r.u(8);
+    r.ue();
+    r.ue();
+    r.u(1);
+  }
+  if (r.ue() != 0) return false;  // num_short_term_ref_pic_sets
+  pos = r.pos;
+  return r.u(1) == 0;        // long_term_ref_pics_present_flag
+}
+
+}  // namespace
+
+std::vector<uint8_t> with_long_term_refs(const std::vector<uint8_t>& stream, int* n_lt) {
+  GstH265Parser* parser = gst_h265_parser_new();
+  std::vector<uint8_t> out;
+  int log2_max_poc_lsb = 0;
+  bool ok = true;
+  *n_lt = 0;
+  for (const auto& [b, e] : split_nals(stream)) {
+    const int type = (stream[b] >> 1) & 0x3f;
+    GstH265NalUnit nalu;
+    if (gst_h265_parser_identify_nalu_unchecked(parser, stream.data(), guint(b - 3), stream.size(), &nalu) !=
+        GST_H265_PARSER_OK) {
+      ok = false;
+      break;
+    }
+    std::vector<uint8_t> rbsp = rbsp_of(stream, b, e);
+    if (type == GST_H265_NAL_VPS) {
+      GstH265VPS vps;
+      gst_h265_parser_parse_vps(parser, &nalu, &vps);
+    } else if (type == GST_H265_NAL_SPS) {
+      GstH265SPS sps;
+      gst_h265_parser_parse_sps(parser, &nalu, &sps, TRUE);
+      size_t pos;
+      if (!find_lt_present_field(rbsp, pos, log2_max_poc_lsb)) {
+        ok = false;
+        break;
+      }
+      std::vector<int> bits = to_bits(rbsp, rbsp.size() * 8);
+      drop_trailing_bits(bits);
+      std::vector<int> nb(bits.begin(), bits.begin() + long(pos));
+      nb.push_back(1);  // long_term_ref_pics_present_flag
+      put_ue(nb, 0);    // num_long_term_ref_pics_sps
+      nb.insert(nb.end(), bits.begin() + long(pos + 1), bits.end());
+      add_trailing_bits(nb);
+      put_nal(out, &stream[b], nb, {});
+      continue;
+    } else if (type == GST_H265_NAL_PPS) {
+      GstH265PPS pps;
+      gst_h265_parser_parse_pps(parser, &nalu, &pps);
+    } else if (type <= GST_H265_NAL_SLICE_CRA_NUT && type != GST_H265_NAL_SLICE_IDR_W_RADL &&
+               type != GST_H265_NAL_SLICE_IDR_N_LP) {
+      GstH265SliceHdr sh;
+      if (gst_h265_parser_parse_slice_hdr(parser, &nalu, &sh) != GST_H265_PARSER_OK) {
+        ok = false;
+        break;
+      }
+      const size_t hpos = sh.header_size - 8 * sh.n_emulation_prevention_bytes;
+      const size_t data_byte = (hpos % 8) ? (hpos + 8) / 8 : hpos / 8;
+      const bool simple = sh.first_slice_segment_in_pic_flag && !sh.pps->output_flag_present_flag &&
+                          !sh.pps->num_extra_slice_header_bits;
+      gst_h265_slice_hdr_free(&sh);
+      if (!simple || data_byte > rbsp.size()) {
+        ok = false;
+        break;
+      }
+      // 7.3.6.1 up to the end of st_ref_pic_set(num_short_term_ref_pic_sets) (index 0)
+      BitReader r{rbsp};
+      r.u(1);  // first_slice_segment_in_pic_flag
+      if (type >= 16) r.u(1);  // no_output_of_prior_pics_flag
+      r.ue();  // slice_pic_parameter_set_id
+      const int slice_type = r.ue();
+      const int poc_lsb = r.u(log2_max_poc_lsb);
+      const size_t rps_pos = r.pos;
+      r.u(1);  // short_term_ref_pic_set_sps_flag (0: no sets in the SPS)
+      const int n_neg = r.ue(), n_pos = r.ue();
+      int delta[16], used[16];
+      for (int i = 0; i < n_neg + n_pos && i < 16; ++i) {
+        delta[i] = r.ue();
+        used[i] = r.u(1);
+      }
+      const size_t rest = r.pos;
+      std::vector<int> bits = to_bits(rbsp, data_byte * 8);
+      drop_trailing_bits(bits);  // byte_alignment()
+      std::vector<int> nb(bits.begin(), bits.begin() + long(rps_pos));
+      // P pictures referencing the two previous pictures: the older one becomes long-term
+      if (slice_type == 1 && n_neg == 2 && n_pos == 0 && !delta[0] && !delta[1] && used[0] && used[1]) {
+        nb.push_back(0);  // short_term_ref_pic_set_sps_flag
+        put_ue(nb, 1);    // num_negative_pics
+        put_ue(nb, 0);    // num_positive_pics
+        put_ue(nb, 0);    // delta_poc_s0_minus1
+        nb.push_back(1);  // used_by_curr_pic_s0_flag
+        put_ue(nb, 1);    // num_long_term_pics
+        put_u(nb, unsigned(poc_lsb - 2) & ((1u << log2_max_poc_lsb) - 1), log2_max_poc_lsb);  // poc_lsb_lt
+        nb.push_back(1);  // used_by_curr_pic_lt_flag
+        nb.push_back(0);  // delta_poc_msb_present_flag
+        ++*n_lt;
+      } else {
+        nb.insert(nb.end(), bits.begin() + long(rps_pos), bits.begin() + long(rest));
+        put_ue(nb, 0);  // num_long_term_pics
+      }
+      nb.insert(nb.end(), bits.begin() + long(rest), bits.end());
+      add_trailing_bits(nb);
+      put_nal(out, &stream[b], nb, std::vector<uint8_t>(rbsp.begin() + long(data_byte), rbsp.end()));
+      continue;
+    }
+    out.insert(out.end(), {0, 0, 0, 1});
+    out.insert(out.end(), stream.begin() + long(b), stream.begin() + long(e));
+  }
+  gst_h265_parser_free(parser);
+  if (!ok) out.clear();
   return out;
 }
 

@@ -45,6 +45,14 @@ StreamFeatures stream_features(const std::vector<uint8_t>& stream);
 // fields this rewriter does not parse (pps_scaling_list_data).
 std::vector<uint8_t> with_parallel_merge_level(const std::vector<uint8_t>& stream, int log2_level);
 
+// Turns every P picture that references the two previous pictures into one that references
+// the older of them as a long-term picture (SPS long_term_ref_pics_present_flag 1; slice RPS
+// {-1} plus one long-term entry). Like the PPS rewrite it changes the decoding (no MV scaling
+// to a long-term picture, LongTermRefPic rules of merge/AMVP/TMVP), not the syntax of the
+// slice data. `n_lt` receives the number of slices rewritten. Empty when the stream has
+// something the rewriter does not handle (x265 P-only streams are handled).
+std::vector<uint8_t> with_long_term_refs(const std::vector<uint8_t>& stream, int* n_lt);
+
 // Byte offset of the `n`th (0-based) NAL unit of type `nal_type` in an Annex B stream, at its
 // start code; stream.size() if there is none.
 size_t nth_nal_offset(const std::vector<uint8_t>& stream, int nal_type, int n);
