@@ -5,6 +5,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <initializer_list>
 #include <cstring>
 
 #include "common/hevcdec/decoder.h"
@@ -221,28 +222,28 @@ TEST(HevcDecodeOpenGop, StreamStartingAtCraSkipsItsRaslPictures) {
     EXPECT_TRUE(ours[i] == ref[i]) << "frame " << i << ": " << first_diff(ours[i], ref[i], 176, 144, 1);
 }
 
-// Long-term reference pictures, which x265 does not make: a P stream with two references is
-// rewritten so that each picture's older reference is long-term (with_long_term_refs). That
-// changes the prediction (no scaling towards a long-term picture in AMVP and TMVP, merge and
-// AMVP candidates of the other kind dropped), so the rewrite must change FFmpeg's output, and
-// ours must equal it.
-TEST(HevcDecodeLongTerm, OlderReferenceAsLongTermPicture) {
+// Streams rewritten to use syntax x265 does not produce (stream_oracle.h rewriters).
+using Rewrite = std::vector<uint8_t> (*)(const std::vector<uint8_t>&, int*);
+
+// Encodes with each of `params`, rewrites the stream, and checks that the rewrite touched at
+// least `min_changed` slices, changed FFmpeg's output, and that ours equals FFmpeg's.
+void rewritten_matches_ffmpeg(std::initializer_list<const char*> all_params, int frames, Rewrite rewrite,
+                              int min_changed) {
   ASSERT_FALSE(gvc::test::hevc_find_ffmpeg().empty()) << "ffmpeg is required (set $FFMPEG)";
   const std::string clip = gvc::test::hevc_find_clip();
   ASSERT_FALSE(clip.empty()) << "test clip missing";
-  for (const char* params : {"keyint=30:bframes=0:ref=2:ctu=32:qp=30",
-                             "keyint=30:bframes=0:ref=2:ctu=16:qp=26:rect=1:amp=1:no-sao=1"}) {
+  for (const char* params : all_params) {
     std::string err;
-    const auto encoded = gvc::test::x265_encode(clip, 176, 144, 8, "yuv420p", params, err);
+    const auto encoded = gvc::test::x265_encode(clip, 176, 144, frames, "yuv420p", params, err);
     ASSERT_FALSE(encoded.empty()) << err;
-    int n_lt = 0;
-    const auto stream = gvc::test::with_long_term_refs(encoded, &n_lt);
+    int changed = 0;
+    const auto stream = rewrite(encoded, &changed);
     ASSERT_FALSE(stream.empty()) << "stream could not be rewritten";
-    EXPECT_GE(n_lt, 5);
+    EXPECT_GE(changed, min_changed);
     const size_t frame_bytes = 176 * 144 * 3 / 2;
     const auto ref = gvc::test::ffmpeg_decode(stream, "yuv420p", frame_bytes, err);
     ASSERT_TRUE(err.empty()) << err;
-    ASSERT_EQ(ref.size(), 8u);
+    ASSERT_EQ(ref.size(), size_t(frames));
     EXPECT_NE(gvc::test::ffmpeg_decode(encoded, "yuv420p", frame_bytes, err), ref);
 
     gvc::hevc::Decoder dec;
@@ -256,6 +257,25 @@ TEST(HevcDecodeLongTerm, OlderReferenceAsLongTermPicture) {
       EXPECT_TRUE(ours[i] == ref[i]) << params << " frame " << i << ": "
                                      << first_diff(ours[i], ref[i], 176, 144, 1);
   }
+}
+
+// Long-term reference pictures, which x265 does not make: a P stream with two references is
+// rewritten so that each picture's older reference is long-term (with_long_term_refs). That
+// changes the prediction (no scaling towards a long-term picture in AMVP and TMVP, merge and
+// AMVP candidates of the other kind dropped), so the rewrite must change FFmpeg's output, and
+// ours must equal it.
+TEST(HevcDecodeLongTerm, OlderReferenceAsLongTermPicture) {
+  rewritten_matches_ffmpeg({"keyint=30:bframes=0:ref=2:ctu=32:qp=30",
+                            "keyint=30:bframes=0:ref=2:ctu=16:qp=26:rect=1:amp=1:no-sao=1"},
+                           8, gvc::test::with_long_term_refs, 5);
+}
+
+// Reference picture list modification (8.3.4), which x265 does not use either: list entries
+// rotated in P and B slices.
+TEST(HevcDecodeListModification, RotatedReferenceLists) {
+  rewritten_matches_ffmpeg({"keyint=30:bframes=0:ref=3:ctu=32:qp=30",
+                            "keyint=30:bframes=3:b-pyramid=1:ref=3:ctu=32:qp=30:weightb=1"},
+                           8, gvc::test::with_list_modification, 4);
 }
 
 // Damaged inputs (seeded truncations and bit flips of a real stream) must neither crash nor

@@ -475,6 +475,108 @@ std::vector<uint8_t> with_long_term_refs(const std::vector<uint8_t>& stream, int
   return out;
 }
 
+std::vector<uint8_t> with_list_modification(const std::vector<uint8_t>& stream, int* n_mod) {
+  GstH265Parser* parser = gst_h265_parser_new();
+  std::vector<uint8_t> out;
+  bool ok = true;
+  *n_mod = 0;
+  for (const auto& [b, e] : split_nals(stream)) {
+    const int type = (stream[b] >> 1) & 0x3f;
+    GstH265NalUnit nalu;
+    if (gst_h265_parser_identify_nalu_unchecked(parser, stream.data(), guint(b - 3), stream.size(), &nalu) !=
+        GST_H265_PARSER_OK) {
+      ok = false;
+      break;
+    }
+    const std::vector<uint8_t> rbsp = rbsp_of(stream, b, e);
+    if (type == GST_H265_NAL_VPS) {
+      GstH265VPS vps;
+      gst_h265_parser_parse_vps(parser, &nalu, &vps);
+    } else if (type == GST_H265_NAL_SPS) {
+      GstH265SPS sps;
+      gst_h265_parser_parse_sps(parser, &nalu, &sps, TRUE);
+    } else if (type == GST_H265_NAL_PPS) {
+      GstH265PPS pps;
+      gst_h265_parser_parse_pps(parser, &nalu, &pps);
+      size_t pos, len;
+      if (!find_par_mrg_field(rbsp, pos, len)) {
+        ok = false;
+        break;
+      }
+      std::vector<int> bits = to_bits(rbsp, rbsp.size() * 8);
+      drop_trailing_bits(bits);
+      bits[pos - 1] = 1;  // lists_modification_present_flag
+      add_trailing_bits(bits);
+      put_nal(out, &stream[b], bits, {});
+      continue;
+    } else if (type <= GST_H265_NAL_SLICE_CRA_NUT && type != GST_H265_NAL_SLICE_IDR_W_RADL &&
+               type != GST_H265_NAL_SLICE_IDR_N_LP) {
+      GstH265SliceHdr sh;
+      if (gst_h265_parser_parse_slice_hdr(parser, &nalu, &sh) != GST_H265_PARSER_OK) {
+        ok = false;
+        break;
+      }
+      const GstH265PPS& pps = *sh.pps;
+      const GstH265SPS& sps = *pps.sps;
+      const size_t hpos = sh.header_size - 8 * sh.n_emulation_prevention_bytes;
+      const size_t data_byte = (hpos % 8) ? (hpos + 8) / 8 : hpos / 8;
+      const bool simple = sh.first_slice_segment_in_pic_flag && !pps.output_flag_present_flag &&
+                          !pps.num_extra_slice_header_bits && !sps.long_term_ref_pics_present_flag &&
+                          !sps.num_short_term_ref_pic_sets;
+      gst_h265_slice_hdr_free(&sh);
+      if (!simple || data_byte > rbsp.size()) {
+        ok = false;
+        break;
+      }
+      // 7.3.6.1 up to num_ref_idx_active_override_flag and its values
+      BitReader r{rbsp};
+      r.u(1);
+      if (type >= 16) r.u(1);
+      r.ue();
+      const int slice_type = r.ue();
+      r.u(sps.log2_max_pic_order_cnt_lsb_minus4 + 4);
+      r.u(1);
+      const int n_neg = r.ue(), n_pos = r.ue();
+      int num_pic_total_curr = 0;
+      for (int i = 0; i < n_neg + n_pos && i < 32; ++i) {
+        r.ue();
+        num_pic_total_curr += r.u(1);
+      }
+      if (sps.temporal_mvp_enabled_flag) r.u(1);
+      if (sps.sample_adaptive_offset_enabled_flag) r.u(2);
+      int n_active[2] = {pps.num_ref_idx_l0_default_active_minus1 + 1,
+                         pps.num_ref_idx_l1_default_active_minus1 + 1};
+      if (slice_type != 2 && r.u(1)) {
+        n_active[0] = r.ue() + 1;
+        if (slice_type == 0) n_active[1] = r.ue() + 1;
+      }
+      const size_t ins = r.pos;
+      std::vector<int> bits = to_bits(rbsp, data_byte * 8);
+      drop_trailing_bits(bits);
+      std::vector<int> nb(bits.begin(), bits.begin() + long(ins));
+      if (slice_type != 2 && num_pic_total_curr > 1) {
+        // 7.3.6.2: every entry rotated by one position of RefPicListTemp
+        int list_entry_bits = 0;
+        while ((1 << list_entry_bits) < num_pic_total_curr) ++list_entry_bits;
+        for (int X = 0; X < (slice_type == 0 ? 2 : 1); ++X) {
+          nb.push_back(1);  // ref_pic_list_modification_flag_lX
+          for (int i = 0; i < n_active[X]; ++i) put_u(nb, unsigned((i + 1 + X) % num_pic_total_curr), list_entry_bits);
+        }
+        ++*n_mod;
+      }
+      nb.insert(nb.end(), bits.begin() + long(ins), bits.end());
+      add_trailing_bits(nb);
+      put_nal(out, &stream[b], nb, std::vector<uint8_t>(rbsp.begin() + long(data_byte), rbsp.end()));
+      continue;
+    }
+    out.insert(out.end(), {0, 0, 0, 1});
+    out.insert(out.end(), stream.begin() + long(b), stream.begin() + long(e));
+  }
+  gst_h265_parser_free(parser);
+  if (!ok) out.clear();
+  return out;
+}
+
 size_t nth_nal_offset(const std::vector<uint8_t>& stream, int nal_type, int n) {
   for (size_t i = 0; i + 4 < stream.size(); ++i) {
     if (stream[i] || stream[i + 1] || stream[i + 2] != 1) continue;

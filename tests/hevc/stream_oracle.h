@@ -53,6 +53,12 @@ std::vector<uint8_t> with_parallel_merge_level(const std::vector<uint8_t>& strea
 // something the rewriter does not handle (x265 P-only streams are handled).
 std::vector<uint8_t> with_long_term_refs(const std::vector<uint8_t>& stream, int* n_lt);
 
+// Sets lists_modification_present_flag in the PPSs and gives every P and B slice with more
+// than one reference picture a ref_pic_lists_modification() that rotates RefPicListTemp0 by
+// one entry and RefPicListTemp1 by two (8.3.4). `n_mod` receives the number of slices changed.
+// Empty when the stream has something the rewriter does not handle.
+std::vector<uint8_t> with_list_modification(const std::vector<uint8_t>& stream, int* n_mod);
+
 // Byte offset of the `n`th (0-based) NAL unit of type `nal_type` in an Annex B stream, at its
 // start code; stream.size() if there is none.
 size_t nth_nal_offset(const std::vector<uint8_t>& stream, int nal_type, int n);
