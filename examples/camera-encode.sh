@@ -34,7 +34,7 @@ while [ $# -gt 0 ]; do
     --backend) BACKEND=$2; shift 2 ;;
     --test) TEST=1; shift ;;
     --frames) FRAMES=$2; shift 2 ;;
-    -h|--help) sed -n '2,14p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,13p' "$0"; exit 0 ;;
     *) echo "camera-encode.sh: unknown argument $1" >&2; exit 2 ;;
   esac
 done

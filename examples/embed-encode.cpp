@@ -11,6 +11,7 @@
 #include <gst/gst.h>
 
 #include <chrono>
+#include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -63,8 +64,8 @@ void draw_frame(const Options& o, int n, uint8_t* data) {
   uint8_t* u = y + w * h;
   uint8_t* v = u + cw * ch;
   const int dx = 2 * n, dy = n;
-  const int cx = w / 2 + (w / 4) * ((n % 40) < 20 ? (n % 20) - 10 : 10 - (n % 20)) / 10;
-  const int cy = h / 2 + (h / 4) * (((n + 10) % 40) < 20 ? ((n + 10) % 20) - 10 : 10 - ((n + 10) % 20)) / 10;
+  const int cx = w / 2 + static_cast<int>(w / 4 * std::cos(n * 0.15));
+  const int cy = h / 2 + static_cast<int>(h / 4 * std::sin(n * 0.15));
   const int r = h / 6;
   for (int j = 0; j < h; j++) {
     for (int i = 0; i < w; i++) {
