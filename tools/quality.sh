@@ -5,7 +5,8 @@
 #                         [--clips vtest,Megamind,tree] [--encoders LIST] [--backend auto|cuda|cpu]
 #                         [--pruning-qp Q | --no-pruning] [--repeat R] [--plot FILE | --no-plot]
 #                         [--max-bdrate PCT]
-#   Encoders: cudah264enc, x264-veryfast, x264-medium, openh264 (skipped when not installed).
+#   Encoders: cudah264enc, x264-veryfast, x264-medium, openh264 (skipped when not installed);
+#   also x264-veryfast-ipf1 (ip-factor=1.0: the same QP for I and P frames, as cudah264enc).
 #   x264enc runs in constant-QP mode (pass=quant), psy-tune=psnr, caps profile=constrained-baseline;
 #   openh264enc in rate-control=quality with qp-min = qp-max; cudah264enc with qp= (its default
 #   speed-preset, medium). Every stream is decoded by ffmpeg and compared with the source frames by
@@ -101,6 +102,10 @@ encoder_fragment() {
     x264-veryfast|x264-medium)
       echo "x264enc pass=quant quantizer=$q speed-preset=${1#x264-} psy-tune=psnr key-int-max=250 !" \
            "video/x-h264,profile=constrained-baseline,stream-format=byte-stream" ;;
+    # x264 with the same QP for I and P frames (ip-factor 1.4 by default: I frames ~3 QP finer)
+    x264-veryfast-ipf1)
+      echo "x264enc pass=quant quantizer=$q speed-preset=veryfast psy-tune=psnr key-int-max=250" \
+           "ip-factor=1.0 ! video/x-h264,profile=constrained-baseline,stream-format=byte-stream" ;;
     openh264) echo "openh264enc rate-control=quality qp-min=$q qp-max=$q gop-size=250" ;;
     *) echo "quality.sh: unknown encoder $1" >&2; return 1 ;;
   esac
