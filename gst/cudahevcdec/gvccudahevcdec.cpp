@@ -1,0 +1,609 @@
+// gvccudahevcdec.cpp: the cudahevcdec element: HEVC Main and Main10 decoder (CPU engine for now)
+/**
+ * SECTION:element-cudahevcdec
+ * @title: cudahevcdec
+ *
+ * Decodes HEVC Main and Main10 to NV12 or P010_10LE in system memory, with the
+ * conformance window applied, in output order with the bumping latency the
+ * stream asks for (plus one access unit: a picture is finished when the next
+ * one starts). Parameter sets come in-band (byte-stream, hev1) or from the
+ * hvcC codec_data (hvc1, hev1). The engine (common/hevcdec) runs on the CPU;
+ * its CUDA stages come later, so backend=cuda refuses to start.
+ *
+ * Corrupted input goes through GstVideoDecoder's max-errors policy: a warning
+ * per error (an error once max-errors is exceeded), the damaged picture is
+ * dropped, and decoding resumes at the next IRAP picture.
+ *
+ * The rank is marginal, below avdec_h265: the decoder is not yet faster, so
+ * decodebin only picks it when asked to.
+ *
+ * ## Example launch lines
+ * |[
+ * gst-launch-1.0 filesrc location=in.mp4 ! qtdemux ! h265parse ! \
+ *     cudahevcdec ! videoconvert ! autovideosink
+ * ]| Plays the HEVC track of an MP4 file.
+ * |[
+ * gst-launch-1.0 filesrc location=in.hevc ! h265parse ! cudahevcdec ! \
+ *     video/x-raw,format=P010_10LE ! filesink location=out.yuv
+ * ]| Decodes a Main10 elementary stream to raw P010.
+ */
+#include "gst/cudahevcdec/gvccudahevcdec.h"
+
+#include <gst/video/video.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "common/hevcdec/decoder.h"
+#include "gst/cudahevcdec/aumap.h"
+#include "gst/backendsel.h"
+
+GST_DEBUG_CATEGORY_STATIC (gvc_cuda_hevc_dec_debug);
+#define GST_CAT_DEFAULT gvc_cuda_hevc_dec_debug
+
+enum {
+  PROP_0,
+  PROP_BACKEND,
+  PROP_ACTIVE_BACKEND,
+};
+
+#define DEFAULT_BACKEND GVC_BACKEND_AUTO
+
+static GstStaticPadTemplate sink_template = GST_STATIC_PAD_TEMPLATE ("sink",
+    GST_PAD_SINK, GST_PAD_ALWAYS,
+    GST_STATIC_CAPS ("video/x-h265, "
+        "stream-format = (string) { byte-stream, hvc1, hev1 }, "
+        "alignment = (string) au, "
+        "profile = (string) { main, main-10, main-still-picture, main-intra, "
+        "main-10-intra }"));
+
+static GstStaticPadTemplate src_template = GST_STATIC_PAD_TEMPLATE ("src",
+    GST_PAD_SRC, GST_PAD_ALWAYS,
+    GST_STATIC_CAPS (GST_VIDEO_CAPS_MAKE ("{ NV12, P010_10LE }")));
+
+/* Decoding state, created in start () and destroyed in stop (). */
+struct GvcHevcDecState {
+  std::unique_ptr<gvc::hevc::Decoder> engine;
+  gvc::hevcdec::AuTracker tracker;
+  gvc::hevcdec::FrameQueue queue;
+  std::vector<uint8_t> codec_ps;        /* hvcC parameter sets, Annex B */
+  bool send_codec_ps = false;
+  int nal_length_size = 0;              /* 0: byte-stream */
+  std::vector<uint8_t> au;              /* the access unit, Annex B */
+  int max_num_reorder = -1;
+  int out_width = 0, out_height = 0, out_depth = 0;
+};
+
+struct _GvcCudaHevcDec {
+  GstVideoDecoder parent;
+
+  GstVideoCodecState *input_state;
+  GvcHevcDecState *state;
+
+  /* properties */
+  GvcBackendChoice backend;
+  gchar *active_backend;
+};
+
+#define gvc_cuda_hevc_dec_parent_class parent_class
+G_DEFINE_TYPE (GvcCudaHevcDec, gvc_cuda_hevc_dec, GST_TYPE_VIDEO_DECODER);
+GST_ELEMENT_REGISTER_DEFINE (cudahevcdec, "cudahevcdec", GST_RANK_MARGINAL,
+    GVC_TYPE_CUDA_HEVC_DEC);
+
+static void
+gvc_cuda_hevc_dec_set_active_backend (GvcCudaHevcDec * self,
+    const gchar * name)
+{
+  GST_OBJECT_LOCK (self);
+  g_free (self->active_backend);
+  self->active_backend = g_strdup (name);
+  GST_OBJECT_UNLOCK (self);
+}
+
+static void
+gvc_cuda_hevc_dec_set_property (GObject * object, guint prop_id,
+    const GValue * value, GParamSpec * pspec)
+{
+  GvcCudaHevcDec *self = GVC_CUDA_HEVC_DEC (object);
+
+  switch (prop_id) {
+    case PROP_BACKEND:
+      self->backend = (GvcBackendChoice) g_value_get_enum (value);
+      break;
+    default:
+      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+      break;
+  }
+}
+
+static void
+gvc_cuda_hevc_dec_get_property (GObject * object, guint prop_id,
+    GValue * value, GParamSpec * pspec)
+{
+  GvcCudaHevcDec *self = GVC_CUDA_HEVC_DEC (object);
+
+  switch (prop_id) {
+    case PROP_BACKEND:
+      g_value_set_enum (value, self->backend);
+      break;
+    case PROP_ACTIVE_BACKEND:
+      GST_OBJECT_LOCK (self);
+      g_value_set_string (value, self->active_backend);
+      GST_OBJECT_UNLOCK (self);
+      break;
+    default:
+      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+      break;
+  }
+}
+
+static void
+gvc_cuda_hevc_dec_finalize (GObject * object)
+{
+  GvcCudaHevcDec *self = GVC_CUDA_HEVC_DEC (object);
+
+  g_free (self->active_backend);
+
+  G_OBJECT_CLASS (parent_class)->finalize (object);
+}
+
+/* A new engine, primed with the parameter sets seen so far (a flush keeps them: after a
+ * seek, the stream need not repeat them). */
+static void
+gvc_cuda_hevc_dec_reset_engine (GvcCudaHevcDec * self)
+{
+  GvcHevcDecState *s = self->state;
+
+  s->engine.reset (new gvc::hevc::Decoder ());
+  s->tracker.restart ();
+  std::vector < uint8_t > ps = s->tracker.parameter_sets ();
+  if (!ps.empty () && !s->engine->decode (ps.data (), ps.size ()))
+    GST_WARNING_OBJECT (self, "Stored parameter sets: %s",
+        s->engine->error ().c_str ());
+}
+
+static gboolean
+gvc_cuda_hevc_dec_start (GstVideoDecoder * decoder)
+{
+  GvcCudaHevcDec *self = GVC_CUDA_HEVC_DEC (decoder);
+
+  if (self->backend == GVC_BACKEND_CUDA) {
+    GST_ELEMENT_ERROR (self, RESOURCE, SETTINGS,
+        ("cudahevcdec cannot use CUDA (backend=cuda): the CUDA decoder path "
+            "is not built yet."),
+        ("Use backend=auto or backend=cpu: the CPU engine decodes Main and "
+            "Main10."));
+    return FALSE;
+  }
+
+  self->state = new GvcHevcDecState ();
+  gvc_cuda_hevc_dec_reset_engine (self);
+  gvc_cuda_hevc_dec_set_active_backend (self, "cpu");
+  GST_INFO_OBJECT (self, "Using the CPU engine");
+
+  return TRUE;
+}
+
+static gboolean
+gvc_cuda_hevc_dec_stop (GstVideoDecoder * decoder)
+{
+  GvcCudaHevcDec *self = GVC_CUDA_HEVC_DEC (decoder);
+
+  g_clear_pointer (&self->input_state, gst_video_codec_state_unref);
+  delete self->state;
+  self->state = NULL;
+  gvc_cuda_hevc_dec_set_active_backend (self, "none");
+
+  return TRUE;
+}
+
+static gboolean
+gvc_cuda_hevc_dec_set_format (GstVideoDecoder * decoder,
+    GstVideoCodecState * state)
+{
+  GvcCudaHevcDec *self = GVC_CUDA_HEVC_DEC (decoder);
+  GvcHevcDecState *s = self->state;
+  GstStructure *st = gst_caps_get_structure (state->caps, 0);
+  const gchar *format = gst_structure_get_string (st, "stream-format");
+
+  GST_DEBUG_OBJECT (self, "Input caps %" GST_PTR_FORMAT, state->caps);
+
+  s->codec_ps.clear ();
+  s->nal_length_size = 0;
+  if (format && (g_str_equal (format, "hvc1") || g_str_equal (format, "hev1"))) {
+    GstMapInfo map;
+    int nal_length_size = 0;
+
+    if (!state->codec_data
+        || !gst_buffer_map (state->codec_data, &map, GST_MAP_READ)) {
+      GST_ELEMENT_ERROR (self, STREAM, FORMAT,
+          ("The %s stream has no codec_data (hvcC).", format), (NULL));
+      return FALSE;
+    }
+    const bool ok = gvc::hevcdec::parse_hvcc (map.data, map.size,
+        nal_length_size, s->codec_ps);
+    gst_buffer_unmap (state->codec_data, &map);
+    if (!ok) {
+      GST_ELEMENT_ERROR (self, STREAM, FORMAT,
+          ("The codec_data (hvcC) of the %s stream is malformed.", format),
+          (NULL));
+      return FALSE;
+    }
+    s->nal_length_size = nal_length_size;
+    s->send_codec_ps = !s->codec_ps.empty ();
+  }
+
+  g_clear_pointer (&self->input_state, gst_video_codec_state_unref);
+  self->input_state = gst_video_codec_state_ref (state);
+
+  return TRUE;
+}
+
+/* Output caps follow the pictures: NV12 for 8 bits, P010_10LE for 10. */
+static gboolean
+gvc_cuda_hevc_dec_ensure_output (GvcCudaHevcDec * self,
+    const gvc::hevc::DecodedFrame & pic)
+{
+  GstVideoDecoder *decoder = GST_VIDEO_DECODER (self);
+  GvcHevcDecState *s = self->state;
+  GstVideoCodecState *out;
+  GstVideoFormat fmt;
+
+  if (pic.width == s->out_width && pic.height == s->out_height
+      && pic.bit_depth == s->out_depth
+      && !gst_pad_check_reconfigure (GST_VIDEO_DECODER_SRC_PAD (self)))
+    return TRUE;
+
+  fmt = pic.bit_depth > 8 ? GST_VIDEO_FORMAT_P010_10LE : GST_VIDEO_FORMAT_NV12;
+  out = gst_video_decoder_set_output_state (decoder, fmt, pic.width,
+      pic.height, self->input_state);
+  gst_video_codec_state_unref (out);
+  if (!gst_video_decoder_negotiate (decoder))
+    return FALSE;
+  s->out_width = pic.width;
+  s->out_height = pic.height;
+  s->out_depth = pic.bit_depth;
+
+  return TRUE;
+}
+
+static void
+gvc_cuda_hevc_dec_copy_picture (const gvc::hevc::DecodedFrame & pic,
+    GstVideoFrame * vf)
+{
+  const int w = pic.width, h = pic.height;
+  const int cw = pic.plane_width (1), ch = pic.plane_height (1);
+  const uint16_t *cb = pic.planes[1].data ();
+  const uint16_t *cr = pic.planes[2].data ();
+
+  if (pic.bit_depth == 8) {
+    for (int y = 0; y < h; ++y) {
+      guint8 *d = (guint8 *) GST_VIDEO_FRAME_PLANE_DATA (vf, 0) +
+          y * GST_VIDEO_FRAME_PLANE_STRIDE (vf, 0);
+      const uint16_t *src = &pic.planes[0][size_t (y) * w];
+      for (int x = 0; x < w; ++x)
+        d[x] = (guint8) src[x];
+    }
+    for (int y = 0; y < ch; ++y) {
+      guint8 *d = (guint8 *) GST_VIDEO_FRAME_PLANE_DATA (vf, 1) +
+          y * GST_VIDEO_FRAME_PLANE_STRIDE (vf, 1);
+      for (int x = 0; x < cw; ++x) {
+        d[2 * x] = (guint8) cb[size_t (y) * cw + x];
+        d[2 * x + 1] = (guint8) cr[size_t (y) * cw + x];
+      }
+    }
+    return;
+  }
+
+  /* P010: the 10 bits in the high bits of each little-endian word */
+  const int shift = 16 - pic.bit_depth;
+  for (int y = 0; y < h; ++y) {
+    guint16 *d = (guint16 *) ((guint8 *) GST_VIDEO_FRAME_PLANE_DATA (vf, 0) +
+        y * GST_VIDEO_FRAME_PLANE_STRIDE (vf, 0));
+    const uint16_t *src = &pic.planes[0][size_t (y) * w];
+    for (int x = 0; x < w; ++x)
+      d[x] = GUINT16_TO_LE ((guint16) (src[x] << shift));
+  }
+  for (int y = 0; y < ch; ++y) {
+    guint16 *d = (guint16 *) ((guint8 *) GST_VIDEO_FRAME_PLANE_DATA (vf, 1) +
+        y * GST_VIDEO_FRAME_PLANE_STRIDE (vf, 1));
+    for (int x = 0; x < cw; ++x) {
+      d[2 * x] = GUINT16_TO_LE ((guint16) (cb[size_t (y) * cw + x] << shift));
+      d[2 * x + 1] =
+          GUINT16_TO_LE ((guint16) (cr[size_t (y) * cw + x] << shift));
+    }
+  }
+}
+
+/* Frames whose picture will never come out (skipped, not output, or discarded). */
+static void
+gvc_cuda_hevc_dec_release (GvcCudaHevcDec * self,
+    const std::vector < uint32_t > &frame_numbers)
+{
+  GstVideoDecoder *decoder = GST_VIDEO_DECODER (self);
+
+  for (uint32_t n : frame_numbers) {
+    GstVideoCodecFrame *frame = gst_video_decoder_get_frame (decoder, (int) n);
+    if (frame) {
+      GST_LOG_OBJECT (self, "No picture for frame %u", n);
+      gst_video_decoder_release_frame (decoder, frame);
+    }
+  }
+}
+
+static GstFlowReturn
+gvc_cuda_hevc_dec_output_one (GvcCudaHevcDec * self,
+    const gvc::hevc::DecodedFrame & pic, GstVideoCodecFrame * frame)
+{
+  GstVideoDecoder *decoder = GST_VIDEO_DECODER (self);
+  GstVideoFrame vf;
+  GstFlowReturn ret;
+
+  if (pic.bit_depth != 8 && pic.bit_depth != 10) {
+    gst_video_decoder_release_frame (decoder, frame);
+    GST_ELEMENT_ERROR (self, STREAM, NOT_IMPLEMENTED,
+        ("Unsupported bit depth %d (Main and Main10 only).", pic.bit_depth),
+        (NULL));
+    return GST_FLOW_ERROR;
+  }
+  if (!gvc_cuda_hevc_dec_ensure_output (self, pic)) {
+    gst_video_decoder_release_frame (decoder, frame);
+    return GST_FLOW_NOT_NEGOTIATED;
+  }
+  ret = gst_video_decoder_allocate_output_frame (decoder, frame);
+  if (ret != GST_FLOW_OK) {
+    gst_video_decoder_release_frame (decoder, frame);
+    return ret;
+  }
+  GstVideoCodecState *out = gst_video_decoder_get_output_state (decoder);
+  if (!gst_video_frame_map (&vf, &out->info, frame->output_buffer,
+          GST_MAP_WRITE)) {
+    gst_video_codec_state_unref (out);
+    gst_video_decoder_release_frame (decoder, frame);
+    GST_ELEMENT_ERROR (self, RESOURCE, WRITE,
+        ("Could not map the output buffer."), (NULL));
+    return GST_FLOW_ERROR;
+  }
+  gst_video_codec_state_unref (out);
+  gvc_cuda_hevc_dec_copy_picture (pic, &vf);
+  gst_video_frame_unmap (&vf);
+
+  return gst_video_decoder_finish_frame (decoder, frame);
+}
+
+/* Pushes every picture the engine has ready, each with the frame of its access unit. */
+static GstFlowReturn
+gvc_cuda_hevc_dec_push_pictures (GvcCudaHevcDec * self)
+{
+  GstVideoDecoder *decoder = GST_VIDEO_DECODER (self);
+  GvcHevcDecState *s = self->state;
+  GstFlowReturn ret = GST_FLOW_OK;
+  gvc::hevc::DecodedFrame pic;
+
+  while (s->engine->take_frame (pic)) {
+    gvc::hevcdec::PendingFrame pending;
+    std::vector < uint32_t > stale;
+    const bool found = s->queue.match (pic.poc, pending, stale);
+
+    gvc_cuda_hevc_dec_release (self, stale);
+    if (!found) {
+      GST_WARNING_OBJECT (self, "Picture POC %d has no frame; dropped",
+          pic.poc);
+      continue;
+    }
+    GstVideoCodecFrame *frame =
+        gst_video_decoder_get_frame (decoder, (int) pending.frame_number);
+    if (!frame)
+      continue;
+    if (pending.corrupt) {
+      GST_DEBUG_OBJECT (self, "Dropping damaged picture POC %d", pic.poc);
+      gst_video_decoder_drop_frame (decoder, frame);
+      continue;
+    }
+    if (ret != GST_FLOW_OK) {
+      /* keep emptying the engine, but push nothing more */
+      gst_video_decoder_release_frame (decoder, frame);
+      continue;
+    }
+    GST_LOG_OBJECT (self, "Picture POC %d -> frame %u", pic.poc,
+        pending.frame_number);
+    ret = gvc_cuda_hevc_dec_output_one (self, pic, frame);
+  }
+
+  return ret;
+}
+
+/* Latency: the DPB may hold max_num_reorder pictures, and the engine finishes a picture
+ * when the next access unit starts. */
+static void
+gvc_cuda_hevc_dec_update_latency (GvcCudaHevcDec * self, int max_num_reorder)
+{
+  GvcHevcDecState *s = self->state;
+  const GstVideoInfo *info;
+  GstClockTime latency;
+
+  if (max_num_reorder < 0 || max_num_reorder == s->max_num_reorder
+      || !self->input_state)
+    return;
+  s->max_num_reorder = max_num_reorder;
+  info = &self->input_state->info;
+  if (GST_VIDEO_INFO_FPS_N (info) <= 0 || GST_VIDEO_INFO_FPS_D (info) <= 0)
+    return;
+  latency = gst_util_uint64_scale (max_num_reorder + 1,
+      GST_SECOND * GST_VIDEO_INFO_FPS_D (info), GST_VIDEO_INFO_FPS_N (info));
+  GST_DEBUG_OBJECT (self, "Latency %" GST_TIME_FORMAT " (%d reordered)",
+      GST_TIME_ARGS (latency), max_num_reorder);
+  gst_video_decoder_set_latency (GST_VIDEO_DECODER (self), latency, latency);
+}
+
+static GstFlowReturn
+gvc_cuda_hevc_dec_handle_frame (GstVideoDecoder * decoder,
+    GstVideoCodecFrame * frame)
+{
+  GvcCudaHevcDec *self = GVC_CUDA_HEVC_DEC (decoder);
+  GvcHevcDecState *s = self->state;
+  GstFlowReturn ret = GST_FLOW_OK;
+  GstMapInfo map;
+  bool complete = true;
+
+  if (!gst_buffer_map (frame->input_buffer, &map, GST_MAP_READ)) {
+    gst_video_decoder_release_frame (decoder, frame);
+    GST_ELEMENT_ERROR (self, RESOURCE, READ,
+        ("Could not map the input buffer."), (NULL));
+    return GST_FLOW_ERROR;
+  }
+  s->au.clear ();
+  if (s->send_codec_ps) {
+    s->au = s->codec_ps;
+    s->send_codec_ps = false;
+  }
+  if (s->nal_length_size)
+    complete = gvc::hevcdec::length_prefixed_to_annexb (map.data, map.size,
+        s->nal_length_size, s->au);
+  else
+    s->au.insert (s->au.end (), map.data, map.data + map.size);
+  gst_buffer_unmap (frame->input_buffer, &map);
+
+  const gvc::hevcdec::AuInfo info =
+      s->tracker.inspect (s->au.data (), s->au.size ());
+  gvc_cuda_hevc_dec_update_latency (self, info.max_num_reorder);
+
+  const uint32_t frame_number = frame->system_frame_number;
+  const bool waits = info.has_picture && info.poc_known && !info.skipped;
+  if (waits) {
+    gvc::hevcdec::PendingFrame p;
+    p.frame_number = frame_number;
+    p.cvs = info.cvs;
+    p.poc = info.poc;
+    s->queue.push (p);
+  }
+
+  const bool ok = s->engine->decode (s->au.data (), s->au.size ());
+  if (!ok || !complete) {
+    const std::string why = ok ? "a NAL unit length runs past the buffer" :
+        s->engine->error ();
+    s->tracker.error ();
+    if (waits)
+      s->queue.mark_corrupt (frame_number);
+    GST_VIDEO_DECODER_ERROR (self, 1, STREAM, DECODE,
+        ("Could not decode the HEVC stream: %s.", why.c_str ()),
+        ("Frame %u; decoding resumes at the next IRAP picture.",
+            frame_number), ret);
+  }
+
+  if (waits) {
+    gst_video_codec_frame_unref (frame);
+  } else {
+    GST_LOG_OBJECT (self, "Frame %u has no picture to wait for%s",
+        frame_number, info.skipped ? " (skipped)" : "");
+    gst_video_decoder_release_frame (decoder, frame);
+  }
+
+  GstFlowReturn push_ret = gvc_cuda_hevc_dec_push_pictures (self);
+  if (info.new_cvs) {
+    /* every picture of the previous CVS is out or discarded by now (C.5.2.2) */
+    std::vector < uint32_t > stale;
+    s->queue.drop_before (info.cvs, stale);
+    gvc_cuda_hevc_dec_release (self, stale);
+  }
+
+  return ret != GST_FLOW_OK ? ret : push_ret;
+}
+
+/* End of stream or drain: everything in the DPB comes out, and the next picture starts a
+ * new coded video sequence. */
+static GstFlowReturn
+gvc_cuda_hevc_dec_drain (GstVideoDecoder * decoder)
+{
+  GvcCudaHevcDec *self = GVC_CUDA_HEVC_DEC (decoder);
+  GvcHevcDecState *s = self->state;
+  std::vector < uint32_t > stale;
+  GstFlowReturn ret;
+
+  if (!s)
+    return GST_FLOW_OK;
+  s->engine->flush ();
+  ret = gvc_cuda_hevc_dec_push_pictures (self);
+  s->queue.take_all (stale);
+  gvc_cuda_hevc_dec_release (self, stale);
+  gvc_cuda_hevc_dec_reset_engine (self);
+
+  return ret;
+}
+
+static GstFlowReturn
+gvc_cuda_hevc_dec_finish (GstVideoDecoder * decoder)
+{
+  return gvc_cuda_hevc_dec_drain (decoder);
+}
+
+static gboolean
+gvc_cuda_hevc_dec_flush (GstVideoDecoder * decoder)
+{
+  GvcCudaHevcDec *self = GVC_CUDA_HEVC_DEC (decoder);
+  GvcHevcDecState *s = self->state;
+
+  if (!s)
+    return TRUE;
+  /* the base class discards its pending frames itself */
+  s->queue.clear ();
+  gvc_cuda_hevc_dec_reset_engine (self);
+  s->send_codec_ps = !s->codec_ps.empty ();
+
+  return TRUE;
+}
+
+static void
+gvc_cuda_hevc_dec_class_init (GvcCudaHevcDecClass * klass)
+{
+  GObjectClass *gobject_class = G_OBJECT_CLASS (klass);
+  GstElementClass *element_class = GST_ELEMENT_CLASS (klass);
+  GstVideoDecoderClass *decoder_class = GST_VIDEO_DECODER_CLASS (klass);
+
+  gobject_class->set_property = gvc_cuda_hevc_dec_set_property;
+  gobject_class->get_property = gvc_cuda_hevc_dec_get_property;
+  gobject_class->finalize = gvc_cuda_hevc_dec_finalize;
+
+  g_object_class_install_property (gobject_class, PROP_BACKEND,
+      g_param_spec_enum ("backend", "Backend",
+          "Where decoding runs: auto and cpu use the CPU engine; cuda fails "
+          "to start (the CUDA decoder path is not built yet)",
+          GVC_TYPE_BACKEND_CHOICE, DEFAULT_BACKEND,
+          (GParamFlags) (G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
+              GST_PARAM_MUTABLE_READY)));
+  g_object_class_install_property (gobject_class, PROP_ACTIVE_BACKEND,
+      g_param_spec_string ("active-backend", "Active backend",
+          "The backend in use: \"cpu\", or \"none\" when stopped",
+          "none", (GParamFlags) (G_PARAM_READABLE | G_PARAM_STATIC_STRINGS)));
+
+  gst_element_class_add_static_pad_template (element_class, &sink_template);
+  gst_element_class_add_static_pad_template (element_class, &src_template);
+  gst_element_class_set_static_metadata (element_class,
+      "CUDA HEVC decoder", "Codec/Decoder/Video/Hardware",
+      "HEVC Main and Main10 decoder (CPU engine; CUDA stages to come)",
+      "GPU video coding project");
+
+  decoder_class->start = GST_DEBUG_FUNCPTR (gvc_cuda_hevc_dec_start);
+  decoder_class->stop = GST_DEBUG_FUNCPTR (gvc_cuda_hevc_dec_stop);
+  decoder_class->set_format = GST_DEBUG_FUNCPTR (gvc_cuda_hevc_dec_set_format);
+  decoder_class->handle_frame =
+      GST_DEBUG_FUNCPTR (gvc_cuda_hevc_dec_handle_frame);
+  decoder_class->drain = GST_DEBUG_FUNCPTR (gvc_cuda_hevc_dec_drain);
+  decoder_class->finish = GST_DEBUG_FUNCPTR (gvc_cuda_hevc_dec_finish);
+  decoder_class->flush = GST_DEBUG_FUNCPTR (gvc_cuda_hevc_dec_flush);
+
+  GST_DEBUG_CATEGORY_INIT (gvc_cuda_hevc_dec_debug, "cudahevcdec", 0,
+      "CUDA HEVC decoder");
+}
+
+static void
+gvc_cuda_hevc_dec_init (GvcCudaHevcDec * self)
+{
+  GstVideoDecoder *decoder = GST_VIDEO_DECODER (self);
+
+  self->backend = DEFAULT_BACKEND;
+  self->active_backend = g_strdup ("none");
+  gst_video_decoder_set_packetized (decoder, TRUE);
+  gst_video_decoder_set_needs_format (decoder, TRUE);
+}
