@@ -4,6 +4,7 @@
 #include <gst/gst.h>
 
 #include "gst/cudah264enc/gvccudah264enc.h"
+#include "gst/cudahevcdec/gvccudahevcdec.h"
 #include "gst/cudamv/gvccudamv.h"
 
 #if GVC_CUDAMV_CUDA
@@ -26,7 +27,8 @@ plugin_init (GstPlugin * plugin)
 #endif
 
   return GST_ELEMENT_REGISTER (cudamv, plugin) &&
-      GST_ELEMENT_REGISTER (cudah264enc, plugin);
+      GST_ELEMENT_REGISTER (cudah264enc, plugin) &&
+      GST_ELEMENT_REGISTER (cudahevcdec, plugin);
 }
 
 GST_PLUGIN_DEFINE (GST_VERSION_MAJOR, GST_VERSION_MINOR, gvc,

@@ -490,6 +490,12 @@ gvc_cuda_hevc_dec_handle_frame (GstVideoDecoder * decoder,
         ("Could not decode the HEVC stream: %s.", why.c_str ()),
         ("Frame %u; decoding resumes at the next IRAP picture.",
             frame_number), ret);
+    /* below max-errors the base class only logs: tell the application too */
+    if (ret == GST_FLOW_OK)
+      GST_ELEMENT_WARNING (self, STREAM, DECODE,
+          ("Could not decode the HEVC stream: %s.", why.c_str ()),
+          ("Frame %u; the picture is dropped and decoding resumes at the next "
+              "IRAP picture.", frame_number));
   }
 
   if (waits) {
