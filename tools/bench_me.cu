@@ -19,21 +19,13 @@
 
 #include "common/dsp/me.h"
 #include "gpu/device.h"
+#include "tools/bench_common.h"
 #include "gpu/me.h"
 
 namespace {
 
 using gvc::Status;
 
-#define BENCH_CHECK(expr)                                                  \
-  do {                                                                     \
-    Status s_ = (expr);                                                    \
-    if (!s_.ok()) {                                                        \
-      std::fprintf(stderr, "bench: %s\n", s_.message().c_str());          \
-      std::exit(1);                                                        \
-    }                                                                      \
-  } while (0)
-#define BENCH_CUDA(call) BENCH_CHECK(gvc::cuda::check((call), #call))
 
 constexpr int kChains = 16;
 
@@ -60,27 +52,6 @@ struct Frames {
   std::vector<gvc::cuda::DeviceBuffer> bufs;
   std::vector<gvc::cuda::DevicePlane> planes;
 };
-
-std::vector<uint8_t> load_source(const char* path, int* sw, int* sh) {
-  *sw = 4096, *sh = 2304;
-  std::vector<uint8_t> src(size_t(*sw) * *sh);
-  if (path && *path) {
-    std::ifstream f(path, std::ios::binary);
-    if (f && f.read(reinterpret_cast<char*>(src.data()), std::streamsize(src.size()))) return src;
-    std::fprintf(stderr, "bench: cannot read %s, using smooth random texture\n", path);
-  }
-  std::mt19937 rng(1);
-  std::vector<uint8_t> n(src.size());
-  for (auto& v : n) v = uint8_t(rng());
-  for (int y = 0; y < *sh; y++)
-    for (int x = 0; x < *sw; x++) {
-      int s = 0;
-      for (int k = -2; k <= 2; k++)
-        s += n[size_t(std::clamp(y + k, 0, *sh - 1)) * *sw + std::clamp(x + 2 * k, 0, *sw - 1)];
-      src[size_t(y) * *sw + x] = uint8_t(s / 5);
-    }
-  return src;
-}
 
 // `count` frames of w x h, frame t panned by (3t, 2t) samples over the source.
 Frames make_frames(const std::vector<uint8_t>& src, int sw, int sh, int w, int h, int count,
