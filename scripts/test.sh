@@ -19,7 +19,7 @@ APT_PACKAGES=(
   gstreamer1.0-tools gstreamer1.0-plugins-base gstreamer1.0-plugins-good
   gstreamer1.0-plugins-bad gstreamer1.0-plugins-ugly gstreamer1.0-libav
   libgtest-dev libgmock-dev
-  ffmpeg valgrind
+  ffmpeg valgrind libde265-examples clang
   opencv-doc mate-backgrounds
 )
 
