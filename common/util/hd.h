@@ -13,8 +13,8 @@
 #if defined(__CUDACC__)
 #define GVC_HD __host__ __device__ inline
 #define GVC_TABLE(type, name, dims, ...)          \
-  static constexpr type name dims = __VA_ARGS__;  \
-  static __constant__ type name##_dev dims = __VA_ARGS__;
+  [[maybe_unused]] static constexpr type name dims = __VA_ARGS__; \
+  [[maybe_unused]] static __constant__ type name##_dev dims = __VA_ARGS__;
 #else
 #define GVC_HD inline
 #define GVC_TABLE(type, name, dims, ...) static constexpr type name dims = __VA_ARGS__;
