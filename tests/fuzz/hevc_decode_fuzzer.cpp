@@ -1,0 +1,97 @@
+// hevc_decode_fuzzer.cpp: libFuzzer target: bytes -> gvc::hevc::Decoder (NAL, slice header and slice data parsing)
+//
+// Input layout: one mode byte, then an Annex B byte stream. A raw .hevc file is a valid input
+// too: it starts with 0x00, which is mode 0 (the whole stream in one call).
+//   mode bits 0..1, how the stream is handed to decode():
+//     0: whole, in one call
+//     1: one NAL unit per call, cut at start codes (what h265parse alignment=nal gives)
+//     2: fixed chunks of 1 + (mode >> 2 & 31) * 37 bytes, so NAL units are cut anywhere
+//     3: as 1, with a flush() (a mid-stream drain: GAP, STREAM_START) after every 7th call
+//   mode bit 7: take the frames only after the last call, not after each one.
+// Every output frame is checked: a sane size, planes of that size, samples within 10 bits.
+// HEVC_FUZZ_VERBOSE=1 prints each decode() error and the frame count (to see what a seed reaches).
+#include <cstddef>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <vector>
+
+#include "common/hevcdec/decoder.h"
+
+namespace {
+
+const bool kVerbose = std::getenv("HEVC_FUZZ_VERBOSE") != nullptr;
+int frames_out = 0;
+
+void check_frame(const gvc::hevc::DecodedFrame& f) {
+  bool ok = f.width > 0 && f.height > 0 && f.bit_depth >= 8 && f.bit_depth <= 10;
+  for (int c = 0; ok && c < 3; ++c) {
+    ok = f.planes[c].size() == size_t(f.plane_width(c)) * f.plane_height(c);
+    // Reconstruction clips every sample to its bit depth (8.6.7, 8.7); chroma may be deeper
+    // than luma, and the engine supports at most 10 bits.
+    const unsigned max = c ? 1023u : (1u << f.bit_depth) - 1;
+    for (size_t i = 0; ok && i < f.planes[c].size(); ++i) ok = f.planes[c][i] <= max;
+  }
+  if (!ok) {
+    std::fprintf(stderr, "hevc_decode_fuzzer: bad frame: %dx%d, %d bit, poc %d\n", f.width, f.height,
+                 f.bit_depth, f.poc);
+    std::abort();
+  }
+}
+
+void drain(gvc::hevc::Decoder& dec) {
+  gvc::hevc::DecodedFrame f;
+  while (dec.take_frame(f)) {
+    check_frame(f);
+    ++frames_out;
+  }
+}
+
+void decode(gvc::hevc::Decoder& dec, const uint8_t* data, size_t size) {
+  if (!dec.decode(data, size) && kVerbose) std::fprintf(stderr, "decode: %s\n", dec.error().c_str());
+}
+
+// Offset of the next 00 00 01 at or after `from`, or `size`.
+size_t next_start_code(const uint8_t* data, size_t size, size_t from) {
+  for (size_t i = from; i + 2 < size; ++i)
+    if (data[i] == 0 && data[i + 1] == 0 && data[i + 2] == 1) return i;
+  return size;
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  if (size < 1) return 0;
+  const unsigned mode = data[0];
+  data += 1;
+  size -= 1;
+  const unsigned split = mode & 3;
+  const bool drain_each = !(mode & 0x80);
+
+  frames_out = 0;
+  gvc::hevc::Decoder dec;
+  if (split == 0) {
+    decode(dec, data, size);
+  } else if (split == 2) {
+    const size_t chunk = 1 + ((mode >> 2) & 31) * 37;
+    for (size_t pos = 0; pos < size; pos += chunk) {
+      decode(dec, data + pos, size - pos < chunk ? size - pos : chunk);
+      if (drain_each) drain(dec);
+    }
+  } else {
+    // NAL units with their start code; a leading zero of a 4-byte start code stays with the
+    // previous unit, as trailing_zero_8bits.
+    size_t begin = next_start_code(data, size, 0), calls = 0;
+    while (begin < size) {
+      const size_t end = next_start_code(data, size, begin + 3);
+      decode(dec, data + begin, end - begin);
+      if (split == 3 && ++calls % 7 == 0) dec.flush();
+      if (drain_each) drain(dec);
+      begin = end;
+    }
+  }
+  dec.flush();
+  drain(dec);
+  if (kVerbose) std::fprintf(stderr, "mode %02x: %d frames\n", mode, frames_out);
+  return 0;
+}
