@@ -12,6 +12,10 @@
 
 namespace gvc {
 
+namespace h264 {
+class FrameReconstructor;
+}
+
 enum class BackendKind { Auto, Cuda, Cpu };
 
 class Backend {
@@ -25,6 +29,9 @@ class Backend {
 
   virtual std::unique_ptr<MotionSearch> motion_search() = 0;
   virtual std::unique_ptr<IntraPrune> intra_prune() = 0;
+  // The H.264 encoder's reconstruction stage (common/h264enc/frame_recon.h); null: the
+  // encoder uses the CPU one.
+  virtual std::unique_ptr<h264::FrameReconstructor> h264_reconstructor();
 
   // Memory in location(); nullptr when it cannot be had.
   virtual void* allocate(size_t bytes) = 0;

@@ -4,6 +4,8 @@
 
 #include "common/dsp/backend.h"
 
+#include "common/h264enc/frame_recon.h"
+
 namespace gvc {
 namespace {
 
@@ -26,6 +28,8 @@ class CpuBackend final : public Backend {
 };
 
 }  // namespace
+
+std::unique_ptr<h264::FrameReconstructor> Backend::h264_reconstructor() { return nullptr; }
 
 std::unique_ptr<Backend> make_cpu_backend() { return std::make_unique<CpuBackend>(); }
 

@@ -1,4 +1,4 @@
-// analyse.h: macroblock mode decision (intra modes against the inter choice) and coding
+// analyse.h: macroblock mode decision (intra modes against the inter choice), before reconstruction
 #pragma once
 
 #include <cstdint>
@@ -22,7 +22,6 @@ namespace gvc::h264 {
 struct MbAnalysis {
   const EncoderParams* params;
   const Picture* src;  // source, edge-extended to whole macroblocks
-  Picture* rec;        // reconstruction: neighbours are read, this macroblock is written
   // P slices: RefPicList0 (refIdxL0 order, most recent first) and, per reference, the ME
   // core's per-partition vectors of the current frame against it. num_refs is 0 in I slices.
   int num_refs = 0;
@@ -39,9 +38,13 @@ struct MbAnalysis {
 
 int lambda_for_qp(int qp);
 
-// Chooses, codes and reconstructs the macroblock at (a.mx, a.my), writing into `mb` (which
-// map.at(mx, my) must point to).
-void analyse_and_code_mb(const MbAnalysis& a, Macroblock& mb);
+// Chooses the coding of the macroblock at (a.mx, a.my) (mb_type, intra modes, partitions,
+// references, vectors and mvd), writing into `mb` (which map.at(mx, my) must point to); no
+// residual yet: recon_mb.h codes and reconstructs it. Intra modes are chosen on the source
+// picture (its samples stand in for the reconstructed neighbours the decoder predicts from),
+// so that every decision of a frame is made before any macroblock is reconstructed; the
+// exact mvpL0 of inter partitions comes from the macroblocks decided before, in decoding order.
+void decide_mb(const MbAnalysis& a, Macroblock& mb);
 
 // SATD of a w x h block (multiples of 4) of src against pred (stride pred_stride).
 int satd_block(const uint8_t* src, int src_stride, const uint8_t* pred, int pred_stride, int w, int h);

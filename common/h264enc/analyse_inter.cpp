@@ -194,42 +194,24 @@ void choose_inter(const MbAnalysis& a, const MbPixels& px, InterChoice& out) {
   consider(skip);
 }
 
-void code_inter(const MbAnalysis& a, const MbPixels& px, const InterChoice& c, Macroblock& mb) {
-  uint8_t pred[256], cpred[2][64];
-  for (int by = 0; by < 4; by++) {
-    for (int bx = 0; bx < 4; bx++) {
-      const RefPicture& ref = *a.refs[c.motion.ref_idx[(by >> 1) * 2 + (bx >> 1)]];
-      const int16_t* mv = c.motion.mv[4 * by + bx];
-      ref.luma.predict(16 * a.mx + 4 * bx, 16 * a.my + 4 * by, 4, 4, mv, pred + 64 * by + 4 * bx, 16);
-      for (int ch = 0; ch < 2; ch++)
-        mc_chroma(ref.pic.view(1 + ch), 8 * a.mx + 2 * bx, 8 * a.my + 2 * by, 2, 2, mv,
-                  cpred[ch] + 16 * by + 2 * bx, 8);
-    }
-  }
+void decide_inter(const MbAnalysis& a, const InterChoice& c, Macroblock& mb) {
   mb.type = c.type;
   mb.cbp = 0;
   std::memcpy(mb.ref_idx, c.motion.ref_idx, sizeof(mb.ref_idx));
   std::memcpy(mb.mv, c.motion.mv, sizeof(mb.mv));
   std::memcpy(mb.mvd, c.mvd, sizeof(mb.mvd));
   std::memcpy(mb.sub_mb_type, c.sub_mb_type, sizeof(mb.sub_mb_type));
-  code_luma16x16(px, pred, a.qp, false, mb);
-  code_chroma(px, cpred, a.qpc, false, mb);
 
   int16_t skip_mv[2];
   predict_mv_skip(a.map, a.mx, a.my, skip_mv);
   const bool skip_motion = c.motion.ref_idx[0] == 0 && c.motion.mv[0][0] == skip_mv[0] &&
                            c.motion.mv[0][1] == skip_mv[1];
   if (c.type == MbType::PSkip || (c.type == MbType::PL0_16x16 && skip_motion)) {
-    if (mb.cbp == 0) {
-      mb.type = MbType::PSkip;
-      std::memset(mb.mvd, 0, sizeof(mb.mvd));
-      return;
-    }
-    // P_Skip carries no residual: the skip vector goes out as P_L0_16x16 with its mvd.
     int16_t mvp[2];
     MotionState none;
     predict_mv(MvContext{&a.map, a.mx, a.my, &none}, 0, 0, 4, 4, 0, mvp);
-    mb.type = MbType::PL0_16x16;
+    mb.type = MbType::PSkip;
+    std::memset(mb.mvd, 0, sizeof(mb.mvd));
     mb.mvd[0][0] = int16_t(skip_mv[0] - mvp[0]);
     mb.mvd[0][1] = int16_t(skip_mv[1] - mvp[1]);
   }

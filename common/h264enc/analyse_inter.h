@@ -27,9 +27,10 @@ struct InterChoice {
 // Chooses the inter coding of macroblock (a.mx, a.my) of a P slice (a.num_refs > 0).
 void choose_inter(const MbAnalysis& a, const MbPixels& px, InterChoice& out);
 
-// Predicts, codes and reconstructs the macroblock as `c`; a P_L0_16x16 choice with
-// refIdxL0 0, the P_Skip vector and no coded coefficients becomes P_Skip.
-void code_inter(const MbAnalysis& a, const MbPixels& px, const InterChoice& c, Macroblock& mb);
+// Writes the choice `c` into mb. A P_Skip choice, or a P_L0_16x16 one with P_Skip's motion,
+// becomes a P_Skip candidate (recon_mb.h keeps it P_Skip if no coefficient is coded) with
+// the P_L0_16x16 mvd of that motion in mvd[0].
+void decide_inter(const MbAnalysis& a, const InterChoice& c, Macroblock& mb);
 
 // Index (mv_field.h) of the ME core's partition at (x, y), w x h in 4x4-block units.
 int me_partition_index(int x, int y, int w, int h);

@@ -85,58 +85,6 @@ int write_residual_block(BitWriter& bw, const int16_t* levels, int max_num_coeff
   return total_coeff;
 }
 
-static int combine_nc(bool a_avail, int na, bool b_avail, int nb) {
-  if (a_avail && b_avail) return (na + nb + 1) >> 1;
-  if (a_avail) return na;
-  if (b_avail) return nb;
-  return 0;
-}
-
-// TotalCoeff of a neighbouring macroblock's block for nA / nB: P_Skip has none, I_PCM 16.
-static int nz_luma(const Macroblock& m, int blk) {
-  if (m.type == MbType::PSkip) return 0;
-  if (m.type == MbType::IPcm) return 16;
-  return m.total_coeff_luma[blk];
-}
-
-static int nz_chroma(const Macroblock& m, int c, int blk) {
-  if (m.type == MbType::PSkip) return 0;
-  if (m.type == MbType::IPcm) return 16;
-  return m.total_coeff_chroma[c][blk];
-}
-
-int luma_nc(const MbMap& map, int mx, int my, int blk) {
-  const Macroblock& cur = *map.at(mx, my);
-  int bx = kBlkX[blk], by = kBlkY[blk];
-  const Macroblock* a = bx ? &cur : map.at(mx - 1, my);
-  const Macroblock* b = by ? &cur : map.at(mx, my - 1);
-  int na = a ? nz_luma(*a, kBlkIdx[by][(bx + 3) & 3]) : 0;
-  int nb = b ? nz_luma(*b, kBlkIdx[(by + 3) & 3][bx]) : 0;
-  return combine_nc(a != nullptr, na, b != nullptr, nb);
-}
-
-int chroma_nc(const MbMap& map, int mx, int my, int c, int blk) {
-  const Macroblock& cur = *map.at(mx, my);
-  int bx = blk & 1, by = blk >> 1;
-  const Macroblock* a = bx ? &cur : map.at(mx - 1, my);
-  const Macroblock* b = by ? &cur : map.at(mx, my - 1);
-  int na = a ? nz_chroma(*a, c, by * 2 + (bx ^ 1)) : 0;
-  int nb = b ? nz_chroma(*b, c, (by ^ 1) * 2 + bx) : 0;
-  return combine_nc(a != nullptr, na, b != nullptr, nb);
-}
-
-int predict_i4_mode(const MbMap& map, int mx, int my, int blk) {
-  const Macroblock& cur = *map.at(mx, my);
-  int bx = kBlkX[blk], by = kBlkY[blk];
-  const Macroblock* a = bx ? &cur : map.at(mx - 1, my);
-  const Macroblock* b = by ? &cur : map.at(mx, my - 1);
-  if (!a || !b) return 2;  // dcPredModePredictedFlag
-  // A neighbour that is not Intra_4x4 counts as Intra_4x4_DC (no constrained intra pred).
-  int ma = a->type == MbType::I4x4 ? a->i4_mode[kBlkIdx[by][(bx + 3) & 3]] : 2;
-  int mb = b->type == MbType::I4x4 ? b->i4_mode[kBlkIdx[(by + 3) & 3][bx]] : 2;
-  return ma < mb ? ma : mb;
-}
-
 // te(v) of ref_idx_l0 with cMax = num_ref_idx_l0_active - 1 (9.1.2): one inverted bit when
 // cMax is 1, else ue(v).
 static void put_ref_idx(BitWriter& bw, int ref_idx, int num_ref_idx_active) {

@@ -1,8 +1,21 @@
 // deblock.h: the in-loop deblocking filter of a reconstructed picture (8.7)
+//
+// deblock_mb is shared by the CPU (deblock_picture, raster order) and CUDA (a wavefront over
+// the picture, one warp per macroblock whose lanes filter the lines of an edge: every line
+// across an edge reads and writes only its own samples, so splitting them changes nothing).
 #pragma once
 
-#include "common/h264enc/cavlc.h"
+#include "common/h264enc/macroblock.h"
 #include "common/h264enc/picture.h"
+#include "common/h264enc/pixel.h"
+#include "common/h264enc/tables.h"
+#include "common/util/hd.h"
+
+#if defined(__CUDA_ARCH__)
+#define GVC_LANE_SYNC() __syncwarp()
+#else
+#define GVC_LANE_SYNC()
+#endif
 
 namespace gvc::h264 {
 
@@ -13,10 +26,162 @@ struct DeblockParams {
   int beta_offset = 0;      // FilterOffsetB = slice_beta_offset_div2 << 1
 };
 
-// Filters `pic` in place, macroblock by macroblock in raster order (luma and chroma: vertical
-// edges left to right, then horizontal edges top to bottom), with the boundary strengths of
-// 8.7.2.1 from the coded macroblocks in `map` (slice = -1: slice edges are filtered, as with
-// disable_deblocking_filter_idc 0). Frame macroblocks.
+// The planes of a picture being filtered (host or device memory).
+struct DeblockPlanes {
+  uint8_t* plane[3];
+  int stride[3];
+};
+
+namespace deblock_detail {
+
+// alpha' and beta' (Table 8-16) by indexA / indexB.
+GVC_TABLE(uint8_t, kAlpha, [52], {
+    0,  0,  0,  0,  0,  0,  0,  0,  0,  0,  0,  0,   0,   0,   0,   0,   4,   4,
+    5,  6,  7,  8,  9,  10, 12, 13, 15, 17, 20, 22,  25,  28,  32,  36,  40,  45,
+    50, 56, 63, 71, 80, 90, 101, 113, 127, 144, 162, 182, 203, 226, 255, 255})
+GVC_TABLE(uint8_t, kBeta, [52], {
+    0, 0, 0, 0, 0, 0, 0, 0, 0,  0,  0,  0,  0,  0,  0,  0,  2,  2,  2,  3,  3,  3,  3,  4,  4,  4,
+    6, 6, 7, 7, 8, 8, 9, 9, 10, 10, 11, 11, 12, 12, 13, 13, 14, 14, 15, 15, 16, 16, 17, 17, 18, 18})
+// tC0 (Table 8-17) by indexA, for bS = 1, 2, 3.
+GVC_TABLE(uint8_t, kTc0, [52][3], {
+    {0, 0, 0},   {0, 0, 0},   {0, 0, 0},   {0, 0, 0},   {0, 0, 0},   {0, 0, 0},  {0, 0, 0},
+    {0, 0, 0},   {0, 0, 0},   {0, 0, 0},   {0, 0, 0},   {0, 0, 0},   {0, 0, 0},  {0, 0, 0},
+    {0, 0, 0},   {0, 0, 0},   {0, 0, 0},   {0, 0, 1},   {0, 0, 1},   {0, 0, 1},  {0, 0, 1},
+    {0, 1, 1},   {0, 1, 1},   {1, 1, 1},   {1, 1, 1},   {1, 1, 1},   {1, 1, 1},  {1, 1, 2},
+    {1, 1, 2},   {1, 1, 2},   {1, 1, 2},   {1, 2, 3},   {1, 2, 3},   {2, 2, 3},  {2, 2, 4},
+    {2, 3, 4},   {2, 3, 4},   {3, 3, 5},   {3, 4, 6},   {3, 4, 6},   {4, 5, 7},  {4, 5, 8},
+    {4, 6, 9},   {5, 7, 10},  {6, 8, 11},  {6, 8, 13},  {7, 10, 14}, {8, 11, 16}, {9, 12, 18},
+    {10, 13, 20}, {11, 15, 23}, {13, 17, 25}})
+
+struct EdgeFilter {
+  int alpha, beta, index_a;
+};
+
+GVC_HD EdgeFilter edge_params(int qp_p, int qp_q, const DeblockParams& p) {
+  int qpav = (qp_p + qp_q + 1) >> 1;
+  int index_a = clip3(0, 51, qpav + p.alpha_c0_offset);
+  int index_b = clip3(0, 51, qpav + p.beta_offset);
+  return {GVC_T(kAlpha)[index_a], GVC_T(kBeta)[index_b], index_a};
+}
+
+// Filters one line of samples across an edge: q0 at pix[0], p0 at pix[-step] (8.7.2.3/4).
+GVC_HD void filter_line(uint8_t* pix, int step, int bs, const EdgeFilter& f, bool chroma) {
+  int p0 = pix[-step], p1 = pix[-2 * step], q0 = pix[0], q1 = pix[step];
+  if (!(iabs(p0 - q0) < f.alpha && iabs(p1 - p0) < f.beta && iabs(q1 - q0) < f.beta)) return;
+  if (chroma) {
+    if (bs < 4) {
+      int tc = GVC_T(kTc0)[f.index_a][bs - 1] + 1;
+      int delta = clip3(-tc, tc, (((q0 - p0) << 2) + (p1 - q1) + 4) >> 3);
+      pix[-step] = clip1(p0 + delta);
+      pix[0] = clip1(q0 - delta);
+    } else {
+      pix[-step] = uint8_t((2 * p1 + p0 + q1 + 2) >> 2);
+      pix[0] = uint8_t((2 * q1 + q0 + p1 + 2) >> 2);
+    }
+    return;
+  }
+  int p2 = pix[-3 * step], q2 = pix[2 * step];
+  int ap = iabs(p2 - p0), aq = iabs(q2 - q0);
+  if (bs < 4) {
+    int tc0 = GVC_T(kTc0)[f.index_a][bs - 1];
+    int tc = tc0 + (ap < f.beta) + (aq < f.beta);
+    int delta = clip3(-tc, tc, (((q0 - p0) << 2) + (p1 - q1) + 4) >> 3);
+    pix[-step] = clip1(p0 + delta);
+    pix[0] = clip1(q0 - delta);
+    if (ap < f.beta) pix[-2 * step] = uint8_t(p1 + clip3(-tc0, tc0, (p2 + ((p0 + q0 + 1) >> 1) - (p1 << 1)) >> 1));
+    if (aq < f.beta) pix[step] = uint8_t(q1 + clip3(-tc0, tc0, (q2 + ((p0 + q0 + 1) >> 1) - (q1 << 1)) >> 1));
+    return;
+  }
+  int p3 = pix[-4 * step], q3 = pix[3 * step];
+  bool strong = iabs(p0 - q0) < ((f.alpha >> 2) + 2);
+  if (ap < f.beta && strong) {
+    pix[-step] = uint8_t((p2 + 2 * p1 + 2 * p0 + 2 * q0 + q1 + 4) >> 3);
+    pix[-2 * step] = uint8_t((p2 + p1 + p0 + q0 + 2) >> 2);
+    pix[-3 * step] = uint8_t((2 * p3 + 3 * p2 + p1 + p0 + q0 + 4) >> 3);
+  } else {
+    pix[-step] = uint8_t((2 * p1 + p0 + q1 + 2) >> 2);
+  }
+  if (aq < f.beta && strong) {
+    pix[0] = uint8_t((p1 + 2 * p0 + 2 * q0 + 2 * q1 + q2 + 4) >> 3);
+    pix[step] = uint8_t((p0 + q0 + q1 + q2 + 2) >> 2);
+    pix[2 * step] = uint8_t((2 * q3 + 3 * q2 + q1 + q0 + p0 + 4) >> 3);
+  } else {
+    pix[0] = uint8_t((2 * q1 + q0 + p1 + 2) >> 2);
+  }
+}
+
+GVC_HD int mb_qp(const Macroblock& m, const DeblockParams& p) { return m.type == MbType::IPcm ? 0 : p.qp; }
+
+// bS (8.7.2.1) between the 4x4 luma block (pbx, pby) of macroblock P and (qbx, qby) of Q
+// (frame macroblocks, P slices: one vector each). Every slice of a picture has the same
+// reference list, so equal refIdxL0 means the same reference picture.
+GVC_HD int boundary_strength(const Macroblock& P, int pbx, int pby, const Macroblock& Q, int qbx, int qby,
+                      bool mb_edge) {
+  if (is_intra(P.type) || is_intra(Q.type)) return mb_edge ? 4 : 3;
+  if (P.total_coeff_luma[GVC_T(kBlkIdx)[pby][pbx]] || Q.total_coeff_luma[GVC_T(kBlkIdx)[qby][qbx]]) return 2;
+  if (P.ref_idx[(pby >> 1) * 2 + (pbx >> 1)] != Q.ref_idx[(qby >> 1) * 2 + (qbx >> 1)]) return 1;
+  const int16_t* mp = P.mv[4 * pby + pbx];
+  const int16_t* mq = Q.mv[4 * qby + qbx];
+  if (iabs(mp[0] - mq[0]) >= 4 || iabs(mp[1] - mq[1]) >= 4) return 1;
+  return 0;
+}
+
+}  // namespace deblock_detail
+
+// Filters the edges of macroblock (mx, my) (luma and chroma: vertical edges left to right,
+// then horizontal edges top to bottom) with the boundary strengths of 8.7.2.1 from the coded
+// macroblocks in `map` (slice = -1: slice edges are filtered, as with
+// disable_deblocking_filter_idc 0). Its left and upper neighbours must be filtered already.
+// Lane `lane` of `lanes` filters lines lane, lane + lanes, ... of each edge.
+GVC_HD void deblock_mb(const DeblockPlanes& pic, const MbMap& map, int mx, int my, const DeblockParams& p,
+                       int lane = 0, int lanes = 1) {
+  using namespace deblock_detail;
+  const Macroblock& Q = *map.at(mx, my);
+  int qp_q = mb_qp(Q, p);
+  for (int dir = 0; dir < 2; dir++) {  // 0: vertical edges, 1: horizontal edges
+    const Macroblock* nb = dir == 0 ? map.at(mx - 1, my) : map.at(mx, my - 1);
+    for (int edge = 0; edge < 4; edge++) {
+      const Macroblock* P = edge == 0 ? nb : &Q;
+      if (!P) continue;  // picture edge: filterLeftMbEdgeFlag / filterTopMbEdgeFlag 0
+      int bs[4];
+      bool any = false;
+      for (int i = 0; i < 4; i++) {
+        int bx = dir == 0 ? edge : i, by = dir == 0 ? i : edge;
+        int pbx = dir == 0 ? (bx + 3) & 3 : bx, pby = dir == 0 ? by : (by + 3) & 3;
+        bs[i] = boundary_strength(*P, pbx, pby, Q, bx, by, edge == 0);
+        any |= bs[i] != 0;
+      }
+      if (!any) continue;
+      int qp_p = mb_qp(*P, p);
+      EdgeFilter f = edge_params(qp_p, qp_q, p);
+      // luma: 16 lines across the edge
+      int step = dir == 0 ? 1 : pic.stride[0];
+      int along = dir == 0 ? pic.stride[0] : 1;
+      uint8_t* base = pic.plane[0] + (dir == 0 ? size_t(16 * my) * pic.stride[0] + 16 * mx + 4 * edge
+                                    : size_t(16 * my + 4 * edge) * pic.stride[0] + 16 * mx);
+      for (int k = lane; k < 16; k += lanes)
+        if (bs[k >> 2]) filter_line(base + k * along, step, bs[k >> 2], f, false);
+      // chroma (4:2:0): luma edges 0 and 2 are chroma edges 0 and 1 (8.7, transform_size_8x8_flag 0)
+      if (edge & 1) continue;
+      for (int c = 1; c <= 2; c++) {
+        int qpc_p = chroma_qp(qp_p, p.chroma_qp_index_offset);
+        int qpc_q = chroma_qp(qp_q, p.chroma_qp_index_offset);
+        EdgeFilter fc = edge_params(qpc_p, qpc_q, p);
+        int cstep = dir == 0 ? 1 : pic.stride[c];
+        int calong = dir == 0 ? pic.stride[c] : 1;
+        uint8_t* cbase = pic.plane[c] + (dir == 0 ? size_t(8 * my) * pic.stride[c] + 8 * mx + 2 * edge
+                                        : size_t(8 * my + 2 * edge) * pic.stride[c] + 8 * mx);
+        for (int k = lane; k < 8; k += lanes)
+          if (bs[k >> 1]) filter_line(cbase + k * calong, cstep, bs[k >> 1], fc, true);
+      }
+    }
+    // A lane filters the same rows across every vertical edge, but the horizontal edges'
+    // columns cross every lane's rows.
+    GVC_LANE_SYNC();
+  }
+}
+
+// Filters `pic` in place, macroblock by macroblock in raster order, with deblock_mb.
 void deblock_picture(Picture& pic, const MbMap& map, const DeblockParams& p);
 
 }  // namespace gvc::h264

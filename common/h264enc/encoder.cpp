@@ -9,7 +9,6 @@
 #include "common/bitstream/nal.h"
 #include "common/h264enc/analyse.h"
 #include "common/h264enc/cavlc.h"
-#include "common/h264enc/deblock.h"
 #include "common/h264enc/tables.h"
 
 namespace gvc::h264 {
@@ -69,6 +68,8 @@ Status Encoder::init(const EncoderParams& p, Backend* backend) {
     if (!prune_) return Status::error(std::string("the ") + backend->name() + " backend has no intra pruning");
     intra_cand_.resize(mbs_.size());
   }
+  recon_ = backend->h264_reconstructor();
+  if (!recon_) recon_ = make_cpu_reconstructor();
   me_pred_.assign(mbs_.size(), MvCost{0, 0, 0});
   me_parts_.assign(size_t(p.ref_frames), std::vector<MbPartitions>(mbs_.size()));
   me_fields_.clear();
@@ -91,27 +92,6 @@ void Encoder::load_source(const FrameIn& in) {
       for (int x = w; x < src_.width(p); x++) d[x] = s[w - 1];
     }
   }
-}
-
-// I_PCM costs mb_type, at most 7 alignment bits and 384 bytes; a macroblock whose coded
-// form is longer (noisy content at low QP) is sent as I_PCM, which is also lossless.
-static void use_pcm_if_cheaper(const MbAnalysis& a, Macroblock& mb, bool p_slice, int num_refs) {
-  BitWriter scratch;
-  write_macroblock(scratch, a.map, a.mx, a.my, p_slice, num_refs);
-  size_t pcm_bits = size_t(ue_size(p_slice ? 30 : 25)) + 7 + 384 * 8;
-  if (scratch.bit_count() <= pcm_bits) return;
-  MbPixels px;
-  for (int p = 0; p < 3; p++) {
-    int n = p ? 8 : 16;
-    px.src[p] = a.src->at(p, n * a.mx, n * a.my);
-    px.src_stride[p] = a.src->stride[p];
-    px.rec[p] = a.rec->at(p, n * a.mx, n * a.my);
-    px.rec_stride[p] = a.rec->stride[p];
-  }
-  mb.type = MbType::IPcm;
-  std::memset(mb.ref_idx, -1, sizeof(mb.ref_idx));
-  std::memset(mb.mv, 0, sizeof(mb.mv));
-  code_pcm(px, mb);
 }
 
 // The analysis stage (DESIGN.md section 5, seeds 000/002/003): the ME core searches every
@@ -245,12 +225,17 @@ Status Encoder::encode(const FrameIn& in, bool force_idr, EncodedFrame& out) {
   sh.slice_alpha_c0_offset_div2 = params_.deblock.alpha_c0_offset_div2;
   sh.slice_beta_offset_div2 = params_.deblock.beta_offset_div2;
 
+  // Stage 1, decision: every macroblock's coding, in decoding order (mvpL0 needs the
+  // partitions decided before), from the source and the references.
   MbAnalysis a;
   a.params = &params_;
   a.src = &src_;
-  a.rec = &rec_;
   const RefPicture* refs[4] = {};
-  for (int r = 0; r < num_refs; r++) refs[r] = &dpb_[size_t(r)];
+  uint64_t ref_ids[4] = {};
+  for (int r = 0; r < num_refs; r++) {
+    refs[r] = &dpb_[size_t(r)];
+    ref_ids[r] = dpb_[size_t(r)].id;
+  }
   a.num_refs = num_refs;
   a.refs = refs;
   a.me = me_fields_.data();
@@ -259,23 +244,50 @@ Status Encoder::encode(const FrameIn& in, bool force_idr, EncodedFrame& out) {
   a.lambda = lambda_for_qp(a.qp);
   a.max_mv_y = 4 * (sps_.level_idc <= 10 ? 64 : sps_.level_idc <= 20 ? 128 : sps_.level_idc <= 30 ? 256 : 512);
   const int mb_count = mb_width_ * mb_height_;
+  // Slice `slice` holds macroblocks [first, last) in raster order.
+  auto slice_first = [&](int slice) { return int(int64_t(mb_count) * slice / params_.slices); };
   for (int slice = 0; slice < params_.slices; slice++) {
-    // Slice `slice` holds macroblocks [first, last) in raster order.
-    const int first = int(int64_t(mb_count) * slice / params_.slices);
-    const int last = int(int64_t(mb_count) * (slice + 1) / params_.slices);
     a.map = MbMap{mbs_.data(), mb_width_, mb_height_, slice};
-    sh.first_mb_in_slice = first;
+    for (int addr = slice_first(slice); addr < slice_first(slice + 1); addr++) {
+      a.mx = addr % mb_width_;
+      a.my = addr / mb_width_;
+      a.intra_cand = prune_ ? &intra_cand_[size_t(addr)] : nullptr;
+      decide_mb(a, mbs_[size_t(addr)]);
+    }
+  }
+
+  // Stage 2, reconstruction: residual coding, reconstruction and the loop filter, on the
+  // backend's reconstructor (the GPU on a CUDA backend).
+  ReconJob job;
+  job.src = &src_;
+  job.rec = &rec_;
+  job.refs = refs;
+  job.ref_ids = ref_ids;
+  job.num_refs = num_refs;
+  job.rec_id = next_pic_id_;
+  job.mbs = mbs_.data();
+  job.mb_width = mb_width_;
+  job.mb_height = mb_height_;
+  job.qp = a.qp;
+  job.qpc = a.qpc;
+  job.p_slice = !idr;
+  job.deblock = params_.deblock.enabled;
+  job.deblock_params.qp = params_.rc.qp;
+  job.deblock_params.chroma_qp_index_offset = params_.rc.chroma_qp_index_offset;
+  job.deblock_params.alpha_c0_offset = 2 * params_.deblock.alpha_c0_offset_div2;
+  job.deblock_params.beta_offset = 2 * params_.deblock.beta_offset_div2;
+  Status st = recon_->run(job);
+  if (!st.ok()) return Status::error(std::string("reconstruction failed: ") + st.message());
+
+  // Stage 3, entropy coding: CAVLC of each slice.
+  for (int slice = 0; slice < params_.slices; slice++) {
+    const MbMap map{mbs_.data(), mb_width_, mb_height_, slice};
+    sh.first_mb_in_slice = slice_first(slice);
     bw.clear();
     write_slice_header(bw, sps_, pps_, sh);
     int skip_run = 0;
-    for (int addr = first; addr < last; addr++) {
-      a.mx = addr % mb_width_;
-      a.my = addr / mb_width_;
-      Macroblock& mb = mbs_[size_t(addr)];
-      a.intra_cand = prune_ ? &intra_cand_[size_t(addr)] : nullptr;
-      analyse_and_code_mb(a, mb);
-      if (mb.type != MbType::PSkip) use_pcm_if_cheaper(a, mb, !idr, num_refs);
-      if (mb.type == MbType::PSkip) {
+    for (int addr = slice_first(slice); addr < slice_first(slice + 1); addr++) {
+      if (mbs_[size_t(addr)].type == MbType::PSkip) {
         skip_run++;
         continue;
       }
@@ -283,7 +295,7 @@ Status Encoder::encode(const FrameIn& in, bool force_idr, EncodedFrame& out) {
         bw.put_ue(uint32_t(skip_run));  // mb_skip_run
         skip_run = 0;
       }
-      write_macroblock(bw, a.map, a.mx, a.my, !idr, num_refs);
+      write_macroblock(bw, map, addr % mb_width_, addr / mb_width_, !idr, num_refs);
     }
     if (skip_run) bw.put_ue(uint32_t(skip_run));
     bw.rbsp_trailing_bits();
@@ -291,14 +303,6 @@ Status Encoder::encode(const FrameIn& in, bool force_idr, EncodedFrame& out) {
                      idr ? NalUnitType::kSliceIdr : NalUnitType::kSliceNonIdr, bw.bytes());
   }
 
-  if (params_.deblock.enabled) {
-    DeblockParams dp;
-    dp.qp = params_.rc.qp;
-    dp.chroma_qp_index_offset = params_.rc.chroma_qp_index_offset;
-    dp.alpha_c0_offset = 2 * params_.deblock.alpha_c0_offset_div2;
-    dp.beta_offset = 2 * params_.deblock.beta_offset_div2;
-    deblock_picture(rec_, MbMap{mbs_.data(), mb_width_, mb_height_, -1}, dp);
-  }
   count_stats(out.stats);
   // Sliding window (8.2.5.3): the new reference enters in front, the oldest leaves.
   if (idr) dpb_.clear();
@@ -310,6 +314,7 @@ Status Encoder::encode(const FrameIn& in, bool force_idr, EncodedFrame& out) {
   std::swap(entering.pic, rec_);
   if (rec_.mb_width != mb_width_ || rec_.mb_height != mb_height_) rec_.alloc(mb_width_, mb_height_);
   entering.luma.build(entering.pic.view(0));
+  entering.id = next_pic_id_++;
   dpb_.push_front(std::move(entering));
   if (idr) idr_pic_id_ = (idr_pic_id_ + 1) % 65536;
   frame_num_ = (frame_num_ + 1) % (1 << (sps_.log2_max_frame_num_minus4 + 4));

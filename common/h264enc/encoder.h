@@ -8,6 +8,7 @@
 
 #include "common/dsp/backend.h"
 #include "common/dsp/me.h"
+#include "common/h264enc/frame_recon.h"
 #include "common/h264enc/headers.h"
 #include "common/h264enc/macroblock.h"
 #include "common/h264enc/mc.h"
@@ -61,6 +62,8 @@ class Encoder {
   // The reconstruction of the last encoded frame (after the loop filter), cropped to
   // width x height, as I420 (what a decoder outputs for that frame).
   void recon_i420(std::vector<uint8_t>& out) const;
+  // Which reconstruction stage runs ("cpu" or the backend's).
+  const char* reconstructor_name() const { return recon_ ? recon_->name() : ""; }
   // The last frame's macroblocks in raster order.
   const std::vector<Macroblock>& macroblocks() const { return mbs_; }
 
@@ -80,6 +83,7 @@ class Encoder {
   std::vector<Macroblock> mbs_;
   std::unique_ptr<Backend> own_backend_;
   std::unique_ptr<MotionSearch> me_;
+  std::unique_ptr<FrameReconstructor> recon_;
   std::unique_ptr<IntraPrune> prune_;                // when params.analyse.intra_prune != None
   std::vector<IntraMbCandidates> intra_cand_;        // per macroblock, this frame's candidates
   std::vector<MvCost> me_pred_;                      // per macroblock, the ME core's predictor
@@ -87,6 +91,7 @@ class Encoder {
   std::vector<MbPartitionField> me_fields_;
   int frame_num_ = 0;
   int frames_since_idr_ = 0;
+  uint64_t next_pic_id_ = 1;  // RefPicture::id of the next reconstruction
   int idr_pic_id_ = 0;
 };
 

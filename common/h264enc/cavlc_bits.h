@@ -1,0 +1,165 @@
+// cavlc_bits.h: CAVLC neighbour contexts (nC, predicted Intra_4x4 mode) and code lengths, shared by CPU and CUDA
+//
+// The reconstruction stage (recon_mb.h) needs the exact length of an intra macroblock's
+// macroblock_layer() to choose I_PCM, on the GPU as on the CPU; the writer (cavlc.cpp) uses
+// the same contexts.
+#pragma once
+
+#include <cstdint>
+
+#include "common/h264enc/macroblock.h"
+#include "common/h264enc/pixel.h"
+#include "common/h264enc/tables.h"
+#include "common/util/hd.h"
+
+namespace gvc::h264 {
+
+// Length of ue(v) and se(v) (9.1).
+GVC_HD int ue_bits(uint32_t v) {
+  int n = 0;
+  for (uint32_t x = v + 1; x > 1; x >>= 1) n++;
+  return 2 * n + 1;
+}
+GVC_HD int se_bits(int v) { return ue_bits(v > 0 ? uint32_t(2 * v - 1) : uint32_t(-2 * v)); }
+
+GVC_HD int combine_nc(bool a_avail, int na, bool b_avail, int nb) {
+  if (a_avail && b_avail) return (na + nb + 1) >> 1;
+  if (a_avail) return na;
+  if (b_avail) return nb;
+  return 0;
+}
+
+// TotalCoeff of a neighbouring macroblock's block for nA / nB: P_Skip has none, I_PCM 16.
+GVC_HD int nz_luma(const Macroblock& m, int blk) {
+  if (m.type == MbType::PSkip) return 0;
+  if (m.type == MbType::IPcm) return 16;
+  return m.total_coeff_luma[blk];
+}
+
+GVC_HD int nz_chroma(const Macroblock& m, int c, int blk) {
+  if (m.type == MbType::PSkip) return 0;
+  if (m.type == MbType::IPcm) return 16;
+  return m.total_coeff_chroma[c][blk];
+}
+
+// nC of luma block `blk` (chroma: chroma AC block `blk` of component c) of the macroblock at
+// (mx, my), from blocks of already coded macroblocks of the same slice (9.2.1).
+GVC_HD int luma_nc(const MbMap& map, int mx, int my, int blk) {
+  const Macroblock& cur = *map.at(mx, my);
+  int bx = GVC_T(kBlkX)[blk], by = GVC_T(kBlkY)[blk];
+  const Macroblock* a = bx ? &cur : map.at(mx - 1, my);
+  const Macroblock* b = by ? &cur : map.at(mx, my - 1);
+  int na = a ? nz_luma(*a, GVC_T(kBlkIdx)[by][(bx + 3) & 3]) : 0;
+  int nb = b ? nz_luma(*b, GVC_T(kBlkIdx)[(by + 3) & 3][bx]) : 0;
+  return combine_nc(a != nullptr, na, b != nullptr, nb);
+}
+
+GVC_HD int chroma_nc(const MbMap& map, int mx, int my, int c, int blk) {
+  const Macroblock& cur = *map.at(mx, my);
+  int bx = blk & 1, by = blk >> 1;
+  const Macroblock* a = bx ? &cur : map.at(mx - 1, my);
+  const Macroblock* b = by ? &cur : map.at(mx, my - 1);
+  int na = a ? nz_chroma(*a, c, by * 2 + (bx ^ 1)) : 0;
+  int nb = b ? nz_chroma(*b, c, (by ^ 1) * 2 + bx) : 0;
+  return combine_nc(a != nullptr, na, b != nullptr, nb);
+}
+
+// predIntra4x4PredMode of block `blk` (8.3.1.1).
+GVC_HD int predict_i4_mode(const MbMap& map, int mx, int my, int blk) {
+  const Macroblock& cur = *map.at(mx, my);
+  int bx = GVC_T(kBlkX)[blk], by = GVC_T(kBlkY)[blk];
+  const Macroblock* a = bx ? &cur : map.at(mx - 1, my);
+  const Macroblock* b = by ? &cur : map.at(mx, my - 1);
+  if (!a || !b) return 2;  // dcPredModePredictedFlag
+  // A neighbour that is not Intra_4x4 counts as Intra_4x4_DC (no constrained intra pred).
+  int ma = a->type == MbType::I4x4 ? a->i4_mode[GVC_T(kBlkIdx)[by][(bx + 3) & 3]] : 2;
+  int mb = b->type == MbType::I4x4 ? b->i4_mode[GVC_T(kBlkIdx)[(by + 3) & 3][bx]] : 2;
+  return ma < mb ? ma : mb;
+}
+
+// Bits of the I4x4 prediction mode syntax: 1 when it equals the predicted mode, else 4.
+GVC_HD int i4_mode_bits(int mode, int pred) { return mode == pred ? 1 : 4; }
+
+// Length of residual_block_cavlc() of `max_num_coeff` levels in scan order with nC `nc`
+// (-1: chroma DC), exactly as write_residual_block writes it.
+GVC_HD int residual_block_bits(const int16_t* levels, int max_num_coeff, int nc) {
+  int level[16], run[16];
+  int total_coeff = 0, last = -1;
+  for (int i = max_num_coeff - 1; i >= 0; i--) {
+    if (levels[i]) {
+      if (last < 0) last = i;
+      level[total_coeff] = levels[i];
+      run[total_coeff] = 0;
+      total_coeff++;
+    } else if (total_coeff) {
+      run[total_coeff - 1]++;
+    }
+  }
+  int trailing_ones = 0;
+  while (trailing_ones < total_coeff && trailing_ones < 3 && iabs(level[trailing_ones]) == 1) trailing_ones++;
+  const int token = 4 * total_coeff + trailing_ones;
+  int bits = nc < 0 ? GVC_T(kCoeffTokenChromaDc)[token].len
+                    : GVC_T(kCoeffToken)[nc < 2 ? 0 : nc < 4 ? 1 : nc < 8 ? 2 : 3][token].len;
+  if (!total_coeff) return bits;
+  bits += trailing_ones;
+  int suffix_length = (total_coeff > 10 && trailing_ones < 3) ? 1 : 0;
+  for (int i = trailing_ones; i < total_coeff; i++) {
+    const int v = level[i];
+    int level_code = v > 0 ? 2 * v - 2 : -2 * v - 1;
+    if (i == trailing_ones && trailing_ones < 3) level_code -= 2;
+    // level_prefix + 1 stop bit + level_suffix (9.2.2.1), as write_level_code
+    if (suffix_length == 0)
+      bits += level_code < 14 ? level_code + 1 : level_code < 30 ? 15 + 4 : 16 + 12;
+    else if (level_code < (15 << suffix_length))
+      bits += (level_code >> suffix_length) + 1 + suffix_length;
+    else
+      bits += 16 + 12;
+    if (suffix_length == 0) suffix_length = 1;
+    if (iabs(v) > (3 << (suffix_length - 1)) && suffix_length < 6) suffix_length++;
+  }
+  if (total_coeff < max_num_coeff) {
+    const int total_zeros = last + 1 - total_coeff;
+    bits += max_num_coeff == 4 ? GVC_T(kTotalZerosChromaDc)[total_coeff - 1][total_zeros].len
+                               : GVC_T(kTotalZeros)[total_coeff - 1][total_zeros].len;
+    int zeros_left = total_zeros;
+    for (int i = 0; i < total_coeff - 1 && zeros_left > 0; i++) {
+      bits += GVC_T(kRunBefore)[(zeros_left < 7 ? zeros_left : 7) - 1][run[i]].len;
+      zeros_left -= run[i];
+    }
+  }
+  return bits;
+}
+
+// Length of macroblock_layer() of the coded Intra_16x16 or Intra_4x4 macroblock at (mx, my)
+// (map.at(mx, my), its coded left and upper neighbours in `map`), as write_macroblock writes it.
+GVC_HD int intra_mb_bits(const MbMap& map, int mx, int my, bool p_slice) {
+  const Macroblock& mb = *map.at(mx, my);
+  const int intra_offset = p_slice ? 5 : 0;
+  const int cbp_luma = mb.cbp & 15, cbp_chroma = mb.cbp >> 4;
+  const bool i16 = mb.type == MbType::I16x16;
+  int bits = ue_bits(uint32_t(i16 ? intra_offset + 1 + mb.i16_mode + 4 * cbp_chroma + (cbp_luma ? 12 : 0)
+                                  : intra_offset));
+  if (!i16)
+    for (int blk = 0; blk < 16; blk++) bits += i4_mode_bits(mb.i4_mode[blk], predict_i4_mode(map, mx, my, blk));
+  bits += ue_bits(mb.chroma_mode);
+  if (!i16) bits += ue_bits(GVC_T(kCbpToCodeNum)[0][mb.cbp & 0x3f]);
+  if (cbp_luma == 0 && cbp_chroma == 0 && !i16) return bits;
+  bits += 1;  // mb_qp_delta se(0)
+  if (i16) {
+    bits += residual_block_bits(mb.luma_dc, 16, luma_nc(map, mx, my, 0));
+    if (cbp_luma)
+      for (int blk = 0; blk < 16; blk++) bits += residual_block_bits(mb.luma[blk] + 1, 15, luma_nc(map, mx, my, blk));
+  } else {
+    for (int blk = 0; blk < 16; blk++)
+      if (cbp_luma & (1 << (blk >> 2))) bits += residual_block_bits(mb.luma[blk], 16, luma_nc(map, mx, my, blk));
+  }
+  if (cbp_chroma)
+    for (int c = 0; c < 2; c++) bits += residual_block_bits(mb.chroma_dc[c], 4, -1);
+  if (cbp_chroma & 2)
+    for (int c = 0; c < 2; c++)
+      for (int blk = 0; blk < 4; blk++)
+        bits += residual_block_bits(mb.chroma_ac[c][blk] + 1, 15, chroma_nc(map, mx, my, c, blk));
+  return bits;
+}
+
+}  // namespace gvc::h264
