@@ -141,6 +141,11 @@ struct Decoder::Impl {
     if (sh.first_slice_segment_in_pic_flag) {
       finish_picture();
       ok = start_picture(nalu, sh, err);
+    } else if (!cur && !skipping) {
+      // the picture was ended (end_access_unit) or never started: its first slice segment
+      // is missing, or the access unit was split
+      err = "slice segment without the first slice segment of its picture";
+      ok = false;
     }
     if (ok && !skipping && cur) ok = slice_data(nalu, sh, err);
     gst_h265_slice_hdr_free(&sh);
@@ -305,6 +310,8 @@ bool Decoder::decode(const uint8_t* data, size_t size) {
   }
   return ok;
 }
+
+void Decoder::end_access_unit() { impl_->finish_picture(); }
 
 void Decoder::flush() {
   impl_->finish_picture();

@@ -29,6 +29,12 @@ class Decoder {
   // Decodes whole NAL units in Annex B format (start codes). Returns false on an error; the
   // message is in error(), and decoding resumes at the next IRAP picture.
   bool decode(const uint8_t* data, size_t size);
+  // The access unit given so far is complete (7.4.2.4.4: the next NAL unit would start a new
+  // one): finishes the current picture (loop filters, C.5.2.3 marking and bumping) without
+  // waiting for the next picture's first slice, so a stream without reordering
+  // (sps_max_num_reorder_pics 0) has its picture ready to take at once. Output order is the
+  // same as without the call; the next decode() must start a new access unit.
+  void end_access_unit();
   // End of stream: finishes the current picture and outputs everything left in the DPB.
   void flush();
   // Takes the next picture in output order; false when none is ready.

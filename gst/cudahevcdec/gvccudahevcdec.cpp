@@ -5,10 +5,12 @@
  *
  * Decodes HEVC Main and Main10 to NV12 or P010_10LE in system memory, with the
  * conformance window applied, in output order with the bumping latency the
- * stream asks for (plus one access unit: a picture is finished when the next
- * one starts). Parameter sets come in-band (byte-stream, hev1) or from the
- * hvcC codec_data (hvc1, hev1). The engine (common/hevcdec) runs on the CPU;
- * its CUDA stages come later, so backend=cuda refuses to start.
+ * stream asks for: each input buffer is a whole access unit, so its picture is
+ * finished as soon as the buffer is decoded, and a stream without reordering
+ * gets every picture out before the next buffer arrives. Parameter sets come
+ * in-band (byte-stream, hev1) or from the hvcC codec_data (hvc1, hev1). The
+ * engine (common/hevcdec) runs on the CPU; its CUDA stages come later, so
+ * backend=cuda refuses to start.
  *
  * Corrupted input goes through GstVideoDecoder's max-errors policy: a warning
  * per error (an error once max-errors is exceeded), the damaged picture is
@@ -414,8 +416,8 @@ gvc_cuda_hevc_dec_push_pictures (GvcCudaHevcDec * self)
   return ret;
 }
 
-/* Latency: the DPB may hold max_num_reorder pictures, and the engine finishes a picture
- * when the next access unit starts. */
+/* Latency: the DPB may hold max_num_reorder pictures (C.5.2.3); each picture is finished
+ * with its own access unit (end_access_unit), so nothing more. */
 static void
 gvc_cuda_hevc_dec_update_latency (GvcCudaHevcDec * self, int max_num_reorder)
 {
@@ -430,7 +432,7 @@ gvc_cuda_hevc_dec_update_latency (GvcCudaHevcDec * self, int max_num_reorder)
   info = &self->input_state->info;
   if (GST_VIDEO_INFO_FPS_N (info) <= 0 || GST_VIDEO_INFO_FPS_D (info) <= 0)
     return;
-  latency = gst_util_uint64_scale (max_num_reorder + 1,
+  latency = gst_util_uint64_scale (max_num_reorder,
       GST_SECOND * GST_VIDEO_INFO_FPS_D (info), GST_VIDEO_INFO_FPS_N (info));
   GST_DEBUG_OBJECT (self, "Latency %" GST_TIME_FORMAT " (%d reordered)",
       GST_TIME_ARGS (latency), max_num_reorder);
@@ -480,6 +482,9 @@ gvc_cuda_hevc_dec_handle_frame (GstVideoDecoder * decoder,
   }
 
   const bool ok = s->engine->decode (s->au.data (), s->au.size ());
+  /* alignment=au: the buffer is the whole access unit, so its picture can be finished
+   * (and output, if the DPB bumps it) now rather than when the next one starts */
+  s->engine->end_access_unit ();
   if (!ok || !complete) {
     const std::string why = ok ? "a NAL unit length runs past the buffer" :
         s->engine->error ();

@@ -428,24 +428,65 @@ TEST_F(HevcDec, PyramidBFramesMatchInOutputOrderWithTimestamps) {
   }
 }
 
+// Pushes `aus` into a harness one by one (25 fps); `out_after[i]` is the number of frames
+// that were out after access unit i was pushed; the PTS of every frame out is appended to
+// `pts`. Returns the latency the element reports once it has seen the stream's SPS.
+GstClockTime push_counting(const std::vector<Bytes>& aus, std::vector<guint>& out_after,
+                           std::vector<GstClockTime>& pts) {
+  GstHarness* h = gst_harness_new("cudahevcdec");
+  gst_harness_set_src_caps_str(h, "video/x-h265,stream-format=byte-stream,alignment=au,profile=main,framerate=25/1");
+  GstClockTime latency = GST_CLOCK_TIME_NONE;
+  for (size_t i = 0; i < aus.size(); ++i) {
+    GstBuffer* b = gst_buffer_new_memdup(aus[i].data(), aus[i].size());
+    GST_BUFFER_PTS(b) = GST_BUFFER_DTS(b) = i * GST_SECOND / 25;
+    GST_BUFFER_DURATION(b) = GST_SECOND / 25;
+    EXPECT_EQ(gst_harness_push(h, b), GST_FLOW_OK);
+    out_after.push_back(gst_harness_buffers_received(h));
+    if (i == 0) latency = gst_harness_query_latency(h);
+  }
+  gst_harness_push_event(h, gst_event_new_eos());
+  while (GstBuffer* b = gst_harness_try_pull(h)) {
+    pts.push_back(GST_BUFFER_PTS(b));
+    gst_buffer_unref(b);
+  }
+  gst_harness_teardown(h);
+  return latency;
+}
+
 // Latency: a low-delay P stream (sps_max_num_reorder_pics = 0) gives each picture out as soon
-// as the engine finishes it, which is when the next access unit starts.
-TEST_F(HevcDec, LowDelayStreamOutputsEachPictureAtTheNextAccessUnit) {
+// as its access unit is decoded: frame n is out before access unit n + 1 is pushed, and the
+// element reports no latency.
+TEST_F(HevcDec, LowDelayStreamOutputsEachPictureWithItsAccessUnit) {
   const std::string path = encode("p8", 176, 144, 8, "yuv420p",
                                   "keyint=4:min-keyint=4:bframes=0:scenecut=0:repeat-headers=1");
   std::vector<Bytes> aus = split_aus(read_file(path));
   ASSERT_EQ(aus.size(), 8u);
-  GstHarness* h = gst_harness_new("cudahevcdec");
-  gst_harness_set_src_caps_str(h, "video/x-h265,stream-format=byte-stream,alignment=au,profile=main,framerate=25/1");
-  for (size_t i = 0; i < aus.size(); ++i) {
-    GstBuffer* b = gst_buffer_new_memdup(aus[i].data(), aus[i].size());
-    GST_BUFFER_PTS(b) = i * GST_SECOND / 25;
-    ASSERT_EQ(gst_harness_push(h, b), GST_FLOW_OK);
-    EXPECT_EQ(gst_harness_buffers_received(h), i) << "after access unit " << i;
-  }
-  gst_harness_push_event(h, gst_event_new_eos());
-  EXPECT_EQ(gst_harness_buffers_received(h), 8u);
-  gst_harness_teardown(h);
+  std::vector<guint> out_after;
+  std::vector<GstClockTime> pts;
+  EXPECT_EQ(push_counting(aus, out_after, pts), 0u);
+  for (size_t i = 0; i < aus.size(); ++i) EXPECT_EQ(out_after[i], i + 1) << "after access unit " << i;
+  ASSERT_EQ(pts.size(), 8u);
+  for (size_t i = 0; i < pts.size(); ++i) EXPECT_EQ(pts[i], i * GST_SECOND / 25);
+}
+
+// With reordering (B pyramid), the reported latency is a whole number of frames, and it is
+// honest: after access unit n is pushed, at least n + 1 - latency/frame_duration frames are out.
+TEST_F(HevcDec, ReorderingStreamStaysWithinTheReportedLatency) {
+  const std::string path = encode("pb8es", 176, 144, 14, "yuv420p",
+                                  "keyint=8:bframes=3:b-pyramid=1:ref=3:scenecut=0:repeat-headers=1");
+  std::vector<Bytes> aus = split_aus(read_file(path));
+  ASSERT_EQ(aus.size(), 14u);
+  std::vector<guint> out_after;
+  std::vector<GstClockTime> pts;
+  const GstClockTime latency = push_counting(aus, out_after, pts);
+  const GstClockTime frame = GST_SECOND / 25;
+  ASSERT_GT(latency, 0u);
+  ASSERT_EQ(latency % frame, 0u);
+  const guint reorder = guint(latency / frame);
+  EXPECT_LE(reorder, 3u);
+  for (size_t i = 0; i < aus.size(); ++i)
+    EXPECT_GE(out_after[i] + reorder, i + 1) << "after access unit " << i << " (" << reorder << " reordered)";
+  EXPECT_EQ(pts.size(), 14u);  // (PTS pushed in decode order: only the count is checked)
 }
 
 // A stream that starts at a P picture: nothing comes out before the next IRAP picture, which
