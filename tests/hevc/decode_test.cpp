@@ -1,17 +1,29 @@
-// decode_test.cpp: x265 streams of real content decode bit-exactly as FFmpeg decodes them
+// decode_test.cpp: x265 streams of real content decode bit-exactly as FFmpeg decodes them, and as libde265 does
 #include <gtest/gtest.h>
 
 #include <gst/codecparsers/gsth265parser.h>
 
 #include <cstdio>
 #include <cstdlib>
-#include <initializer_list>
 #include <cstring>
+#include <map>
 
 #include "common/hevcdec/decoder.h"
 #include "tests/hevc/stream_oracle.h"
 
 namespace {
+
+using Frames = std::vector<std::vector<uint8_t>>;
+
+// A rewrite of an x265 stream into syntax x265 does not produce (stream_oracle.h); `changed`
+// receives how many NAL units or pictures it changed.
+using Rewrite = std::vector<uint8_t> (*)(const std::vector<uint8_t>&, int* changed);
+
+template <int kLevel>
+std::vector<uint8_t> par_merge_level(const std::vector<uint8_t>& s, int* changed) {
+  *changed = 1;
+  return gvc::test::with_parallel_merge_level(s, kLevel);
+}
 
 struct StreamCase {
   const char* name;
@@ -20,10 +32,12 @@ struct StreamCase {
   const char* x265_params;
   const char* extra_vf = "";  // appended to the scaling filter (e.g. a fade for weighted prediction)
   // What the stream must contain, comma separated: P, B (slices of that type), W (explicit
-  // weights in use), RASL, NOTMVP (slice_temporal_mvp_enabled_flag 0), R<n> (n references).
+  // weights in use), RASL, NOTMVP (slice_temporal_mvp_enabled_flag 0), R<n> (n references),
+  // PML<n> (Log2ParMrgLevel n), HIDDEN (pictures with pic_output_flag 0).
   const char* expect = "";
-  // > 2: the PPS is rewritten to this Log2ParMrgLevel (with_parallel_merge_level)
-  int log2_par_mrg_level = 0;
+  Rewrite rewrite = nullptr;  // applied to x265's stream before decoding
+  int min_changed = 0;        // the rewrite must change at least this many
+  bool hides = false;         // the rewrite hides `changed` pictures (pic_output_flag 0)
 };
 
 void check_features(const std::vector<uint8_t>& stream, const std::string& expect) {
@@ -34,18 +48,32 @@ void check_features(const std::vector<uint8_t>& stream, const std::string& expec
       item += expect[i];
       continue;
     }
-    if (item == "P") EXPECT_GT(f.slices[GST_H265_P_SLICE], 0) << "no P slice";
-    if (item == "B") EXPECT_GT(f.slices[GST_H265_B_SLICE], 0) << "no B slice";
-    if (item == "W") EXPECT_GT(f.weighted, 0) << "no slice with explicit weights";
-    if (item == "RASL") EXPECT_GT(f.rasl, 0) << "no RASL picture";
-    if (item == "NOTMVP") EXPECT_GT(f.tmvp_off, 0) << "TMVP never off";
-    if (item.size() > 1 && item[0] == 'R' && item != "RASL")
+    if (item == "P") {
+      EXPECT_GT(f.slices[GST_H265_P_SLICE], 0) << "no P slice";
+    } else if (item == "B") {
+      EXPECT_GT(f.slices[GST_H265_B_SLICE], 0) << "no B slice";
+    } else if (item == "W") {
+      EXPECT_GT(f.weighted, 0) << "no slice with explicit weights";
+    } else if (item == "RASL") {
+      EXPECT_GT(f.rasl, 0) << "no RASL picture";
+    } else if (item == "NOTMVP") {
+      EXPECT_GT(f.tmvp_off, 0) << "TMVP never off";
+    } else if (item == "HIDDEN") {
+      EXPECT_GT(f.hidden, 0) << "no picture with pic_output_flag 0";
+    } else if (item.rfind("PML", 0) == 0) {
+      EXPECT_EQ(f.log2_par_mrg_level, std::atoi(item.c_str() + 3));
+    } else if (item.size() > 1 && item[0] == 'R') {
       EXPECT_GE(f.max_refs, std::atoi(item.c_str() + 1)) << "fewer references than " << item;
+    }
     item.clear();
   }
 }
 
 void PrintTo(const StreamCase& c, std::ostream* os) { *os << c.name; }
+
+size_t frame_bytes(int w, int h, int bytes) {
+  return (size_t(w) * h + 2 * size_t((w + 1) / 2) * ((h + 1) / 2)) * bytes;
+}
 
 // The decoder's frame as ffmpeg's rawvideo bytes (8 bit, or 16-bit little endian).
 std::vector<uint8_t> to_raw(const gvc::hevc::DecodedFrame& f) {
@@ -73,54 +101,133 @@ std::string first_diff(const std::vector<uint8_t>& a, const std::vector<uint8_t>
       size_t o = plane == 0 ? i : (plane == 1 ? i - ysz : i - ysz - csz);
       const int pw = plane ? (w + 1) / 2 : w;
       char buf[128];
-      snprintf(buf, sizeof(buf), "plane %d x %zu y %zu: ours %d ffmpeg %d", plane,
+      snprintf(buf, sizeof(buf), "plane %d x %zu y %zu: ours %d theirs %d", plane,
                (o / bytes) % pw, (o / bytes) / pw, a[i], b[i]);
       return buf;
     }
   return a.size() == b.size() ? "equal" : "sizes differ";
 }
 
-class HevcDecodeTest : public ::testing::TestWithParam<StreamCase> {};
+// Our frames: the whole stream in one decode(), or access unit by access unit with
+// end_access_unit() after each (as cudahevcdec does); both must give the same frames.
+Frames decode_ours(const std::vector<uint8_t>& stream, bool by_access_unit) {
+  gvc::hevc::Decoder dec;
+  if (by_access_unit) {
+    for (const auto& au : gvc::test::split_access_units(stream)) {
+      EXPECT_TRUE(dec.decode(au.data(), au.size())) << dec.error();
+      dec.end_access_unit();
+    }
+  } else {
+    EXPECT_TRUE(dec.decode(stream.data(), stream.size())) << dec.error();
+  }
+  dec.flush();
+  Frames out;
+  gvc::hevc::DecodedFrame f;
+  while (dec.take_frame(f)) out.push_back(to_raw(f));
+  return out;
+}
+
+void expect_same_frames(const Frames& ours, const Frames& theirs, int w, int h, int bytes,
+                        const std::string& who) {
+  ASSERT_EQ(ours.size(), theirs.size()) << who;
+  for (size_t i = 0; i < theirs.size(); ++i)
+    EXPECT_TRUE(ours[i] == theirs[i]) << who << ", frame " << i << ": "
+                                      << first_diff(ours[i], theirs[i], w, h, bytes);
+}
+
+// `sub` is `all` with some frames left out, in the same order.
+bool is_subsequence(const Frames& sub, const Frames& all) {
+  size_t j = 0;
+  for (size_t i = 0; i < all.size() && j < sub.size(); ++i) j += all[i] == sub[j];
+  return j == sub.size();
+}
+
+// libde265's frames of `stream`, for the second opinion. libde265 1.0.11 (Debian 12's
+// libde265-examples) loses the references of RASL pictures when the SPS is sent again before
+// a CRA picture that does not start the stream: dec265 warns "non-existing reference picture
+// accessed" and outputs other RASL pictures than FFmpeg and we do. x265's open-GOP streams
+// repeat VPS, SPS and PPS before every CRA; with the byte-identical repeats removed (which
+// changes nothing in the decoding process) dec265's frames equal FFmpeg's. So dec265 gets the
+// stream without them; Libde265RepeatedSpsBeforeCra below keeps the explanation checked.
+Frames dec265_frames(const std::vector<uint8_t>& stream, size_t frame_bytes, std::string& err) {
+  int dropped = 0;
+  return gvc::test::dec265_decode(gvc::test::without_repeated_parameter_sets(stream, &dropped), frame_bytes, err);
+}
+
+// The stream of a case, made once and shared by the FFmpeg and libde265 tests.
+struct Prepared {
+  std::vector<uint8_t> encoded;  // x265's stream
+  std::vector<uint8_t> stream;   // what the decoders get (rewritten, if the case says so)
+  int changed = 0;               // what the rewrite changed
+  std::string err;
+};
+
+const Prepared& prepare(const StreamCase& c) {
+  static std::map<std::string, Prepared> cache;
+  auto it = cache.find(c.name);
+  if (it != cache.end()) return it->second;
+  Prepared p;
+  p.encoded = gvc::test::x265_encode(gvc::test::hevc_find_clip(), c.width, c.height, c.frames, c.pix_fmt,
+                                     c.x265_params, p.err, c.extra_vf);
+  if (!p.encoded.empty()) {
+    p.stream = c.rewrite ? c.rewrite(p.encoded, &p.changed) : p.encoded;
+    if (p.stream.empty()) p.err = "stream could not be rewritten";
+  }
+  return cache.emplace(c.name, std::move(p)).first->second;
+}
+
+class HevcDecodeTest : public ::testing::TestWithParam<StreamCase> {
+ protected:
+  void SetUp() override {
+    ASSERT_FALSE(gvc::test::hevc_find_ffmpeg().empty()) << "ffmpeg is required (set $FFMPEG)";
+    ASSERT_FALSE(gvc::test::hevc_find_clip().empty())
+        << "test clip missing (opencv-doc's vtest.avi or $GVC_TEST_CLIP)";
+  }
+};
 
 TEST_P(HevcDecodeTest, MatchesFfmpegFrameByFrame) {
   const StreamCase& c = GetParam();
-  ASSERT_FALSE(gvc::test::hevc_find_ffmpeg().empty()) << "ffmpeg is required (set $FFMPEG)";
-  const std::string clip = gvc::test::hevc_find_clip();
-  ASSERT_FALSE(clip.empty()) << "test clip missing (opencv-doc's vtest.avi or $GVC_TEST_CLIP)";
-  std::string err;
-  const std::vector<uint8_t> encoded =
-      gvc::test::x265_encode(clip, c.width, c.height, c.frames, c.pix_fmt, c.x265_params, err,
-                             c.extra_vf);
-  ASSERT_FALSE(encoded.empty()) << err;
-  const std::vector<uint8_t> stream =
-      c.log2_par_mrg_level > 2 ? gvc::test::with_parallel_merge_level(encoded, c.log2_par_mrg_level) : encoded;
-  ASSERT_FALSE(stream.empty()) << "PPS could not be rewritten";
-  if (c.log2_par_mrg_level > 2)
-    EXPECT_EQ(gvc::test::stream_features(stream).log2_par_mrg_level, c.log2_par_mrg_level);
-  check_features(stream, c.expect);
-  const int bytes = std::strcmp(c.pix_fmt, "yuv420p") == 0 ? 1 : 2;
-  const size_t frame_bytes =
-      (size_t(c.width) * c.height + 2 * size_t((c.width + 1) / 2) * ((c.height + 1) / 2)) * bytes;
-  const auto ref = gvc::test::ffmpeg_decode(stream, c.pix_fmt, frame_bytes, err);
-  ASSERT_TRUE(err.empty()) << err;
-  ASSERT_EQ(ref.size(), size_t(c.frames));
-  if (stream != encoded)  // the rewrite must change the decoded pictures, or it tests nothing
-    EXPECT_NE(gvc::test::ffmpeg_decode(encoded, c.pix_fmt, frame_bytes, err), ref);
-
-  gvc::hevc::Decoder dec;
-  EXPECT_TRUE(dec.decode(stream.data(), stream.size())) << dec.error();
-  dec.flush();
-  std::vector<std::vector<uint8_t>> ours;
-  gvc::hevc::DecodedFrame f;
-  while (dec.take_frame(f)) {
-    EXPECT_EQ(f.width, c.width);
-    EXPECT_EQ(f.height, c.height);
-    ours.push_back(to_raw(f));
+  const Prepared& p = prepare(c);
+  ASSERT_TRUE(p.err.empty()) << p.err;
+  if (c.rewrite) {
+    EXPECT_GE(p.changed, c.min_changed);
   }
-  ASSERT_EQ(ours.size(), ref.size());
-  for (size_t i = 0; i < ref.size(); ++i)
-    EXPECT_TRUE(ours[i] == ref[i]) << "frame " << i << ": "
-                                   << first_diff(ours[i], ref[i], c.width, c.height, bytes);
+  check_features(p.stream, c.expect);
+  const int bytes = std::strcmp(c.pix_fmt, "yuv420p") == 0 ? 1 : 2;
+  const size_t fb = frame_bytes(c.width, c.height, bytes);
+  std::string err;
+  const Frames ref = gvc::test::ffmpeg_decode(p.stream, c.pix_fmt, fb, err);
+  ASSERT_TRUE(err.empty()) << err;
+  ASSERT_EQ(ref.size(), size_t(c.frames - (c.hides ? p.changed : 0)));
+  if (c.rewrite) {  // the rewrite must change the decoded pictures, or it tests nothing
+    const Frames plain = gvc::test::ffmpeg_decode(p.encoded, c.pix_fmt, fb, err);
+    EXPECT_NE(plain, ref);
+    // hiding pictures leaves the others as they were
+    if (c.hides) {
+      EXPECT_TRUE(is_subsequence(ref, plain));
+    }
+  }
+  expect_same_frames(decode_ours(p.stream, false), ref, c.width, c.height, bytes, "ffmpeg");
+  expect_same_frames(decode_ours(p.stream, true), ref, c.width, c.height, bytes,
+                     "ffmpeg, access unit by access unit");
+}
+
+// The second opinion: libde265 (an independent decoder) decodes the same stream to the same
+// frames as ours (and so as FFmpeg's, checked above).
+TEST_P(HevcDecodeTest, MatchesLibde265FrameByFrame) {
+  const StreamCase& c = GetParam();
+  if (gvc::test::hevc_find_dec265().empty())
+    GTEST_SKIP() << "libde265's dec265 not found (Debian package libde265-examples, or set $DEC265): "
+                    "no second opinion on "
+                 << c.name;
+  const Prepared& p = prepare(c);
+  ASSERT_TRUE(p.err.empty()) << p.err;
+  const int bytes = std::strcmp(c.pix_fmt, "yuv420p") == 0 ? 1 : 2;
+  std::string err;
+  const Frames second = dec265_frames(p.stream, frame_bytes(c.width, c.height, bytes), err);
+  ASSERT_TRUE(err.empty()) << err;
+  ASSERT_EQ(second.size(), size_t(c.frames - (c.hides ? p.changed : 0)));
+  expect_same_frames(decode_ours(p.stream, false), second, c.width, c.height, bytes, "libde265");
 }
 
 // Intra-only streams; every case is a few small frames so the suite stays fast.
@@ -175,107 +282,194 @@ const StreamCase kInterCases[] = {
     {"b_odd_size", 170, 100, 8, "yuv420p", "keyint=30:bframes=3:ctu=32:qp=28:ref=2", "", "B,R2"},
     {"b_wpp_slices_tskip", 176, 144, 6, "yuv420p", "keyint=30:bframes=2:ctu=16:qp=30:slices=2:tskip=1", "", "B"},
     {"open_gop_cra_rasl", 176, 144, 10, "yuv420p", "keyint=4:min-keyint=4:bframes=2:open-gop=1:ctu=32:qp=30", "", "B,RASL"},
-    // Log2ParMrgLevel 3 and 4 (PPS rewritten): shared merge lists of 8x8 coding units
-    // (singleMCLFlag) and candidates dropped inside a merge estimation region
-    {"b_par_merge_level3", 176, 144, 6, "yuv420p", "keyint=30:bframes=2:ctu=16:qp=30:rect=1:amp=1",
-     "", "B", 3},
-    {"b_par_merge_level4", 176, 144, 6, "yuv420p", "keyint=30:bframes=2:ctu=32:qp=30:rect=1", "", "B", 4},
     {"b_lossless", 176, 144, 5, "yuv420p", "keyint=30:bframes=2:ctu=16:lossless=1", "", "B"},
 };
 INSTANTIATE_TEST_SUITE_P(Inter, HevcDecodeTest, ::testing::ValuesIn(kInterCases),
                          [](const auto& info) { return std::string(info.param.name); });
 
-}  // namespace
-
-namespace {
+// Streams rewritten to use syntax x265 does not produce (stream_oracle.h rewriters). Each
+// rewrite is checked to change FFmpeg's output, so it tests something.
+const StreamCase kRewrittenCases[] = {
+    // Log2ParMrgLevel 3 and 4 (PPS rewritten): shared merge lists of 8x8 coding units
+    // (singleMCLFlag) and candidates dropped inside a merge estimation region
+    {"b_par_merge_level3", 176, 144, 6, "yuv420p", "keyint=30:bframes=2:ctu=16:qp=30:rect=1:amp=1", "",
+     "B,PML3", par_merge_level<3>, 1},
+    {"b_par_merge_level4", 176, 144, 6, "yuv420p", "keyint=30:bframes=2:ctu=32:qp=30:rect=1", "", "B,PML4",
+     par_merge_level<4>, 1},
+    // Long-term reference pictures: each P picture's older reference becomes long-term. That
+    // changes the prediction (no scaling towards a long-term picture in AMVP and TMVP, merge
+    // and AMVP candidates of the other kind dropped).
+    {"p_long_term", 176, 144, 8, "yuv420p", "keyint=30:bframes=0:ref=2:ctu=32:qp=30", "", "P",
+     gvc::test::with_long_term_refs, 5},
+    {"p_long_term_ctu16_amp", 176, 144, 8, "yuv420p", "keyint=30:bframes=0:ref=2:ctu=16:qp=26:rect=1:amp=1:no-sao=1",
+     "", "P", gvc::test::with_long_term_refs, 5},
+    // Reference picture list modification (8.3.4): list entries rotated in P and B slices.
+    {"p_list_modification", 176, 144, 8, "yuv420p", "keyint=30:bframes=0:ref=3:ctu=32:qp=30", "", "P",
+     gvc::test::with_list_modification, 4},
+    {"b_list_modification_weightb", 176, 144, 8, "yuv420p",
+     "keyint=30:bframes=3:b-pyramid=1:ref=3:ctu=32:qp=30:weightb=1", "", "B", gvc::test::with_list_modification, 4},
+    // pic_output_flag 0 on every third picture in decode order (PPS output_flag_present_flag):
+    // those pictures are decoded and used as references but never output, so the frame count
+    // drops by that many and the other frames are unchanged.
+    {"p_pic_output_flag", 176, 144, 9, "yuv420p", "keyint=30:bframes=0:ctu=32:qp=30", "", "P,HIDDEN",
+     gvc::test::with_pic_output_flag, 3, true},
+    {"b_pyramid_pic_output_flag", 176, 144, 12, "yuv420p", "keyint=30:bframes=3:b-pyramid=1:ref=3:ctu=32:qp=30", "",
+     "B,HIDDEN", gvc::test::with_pic_output_flag, 4, true},
+    {"b_slices_pic_output_flag_main10", 176, 144, 9, "yuv420p10le", "keyint=30:bframes=2:ctu=16:qp=30:slices=2",
+     "", "B,HIDDEN", gvc::test::with_pic_output_flag, 3, true},
+};
+INSTANTIATE_TEST_SUITE_P(Rewritten, HevcDecodeTest, ::testing::ValuesIn(kRewrittenCases),
+                         [](const auto& info) { return std::string(info.param.name); });
 
 // An open-GOP stream cut at its second CRA: the stream starts with a CRA whose RASL pictures
 // reference pictures that are not there. They are not output (NoRaslOutputFlag 1, 8.1.3), and
-// everything else matches FFmpeg, frame by frame and in count.
+// everything else matches FFmpeg and libde265, frame by frame and in count.
+const std::vector<uint8_t>& open_gop_cut_at_cra(std::string& err) {
+  static std::vector<uint8_t> stream;
+  static std::string made_err;
+  if (stream.empty() && made_err.empty()) {
+    const auto full = gvc::test::x265_encode(gvc::test::hevc_find_clip(), 176, 144, 12, "yuv420p",
+                                             "keyint=4:min-keyint=4:bframes=2:open-gop=1:ctu=32:qp=30", made_err);
+    // parameter sets are repeated before every IRAP picture: cut at the second VPS
+    const size_t cut = gvc::test::nth_nal_offset(full, 32, 1);
+    if (cut < full.size())
+      stream.assign(full.begin() + long(cut), full.end());
+    else if (made_err.empty())
+      made_err = "no second VPS to cut at";
+  }
+  err = made_err;
+  return stream;
+}
+
 TEST(HevcDecodeOpenGop, StreamStartingAtCraSkipsItsRaslPictures) {
   ASSERT_FALSE(gvc::test::hevc_find_ffmpeg().empty()) << "ffmpeg is required (set $FFMPEG)";
-  const std::string clip = gvc::test::hevc_find_clip();
-  ASSERT_FALSE(clip.empty()) << "test clip missing";
+  ASSERT_FALSE(gvc::test::hevc_find_clip().empty()) << "test clip missing";
   std::string err;
-  const auto full = gvc::test::x265_encode(clip, 176, 144, 12, "yuv420p",
-                                           "keyint=4:min-keyint=4:bframes=2:open-gop=1:ctu=32:qp=30", err);
-  ASSERT_FALSE(full.empty()) << err;
-  // parameter sets are repeated before every IRAP picture: cut at the second VPS
-  const size_t cut = gvc::test::nth_nal_offset(full, 32, 1);
-  ASSERT_LT(cut, full.size());
-  const std::vector<uint8_t> stream(full.begin() + long(cut), full.end());
+  const std::vector<uint8_t>& stream = open_gop_cut_at_cra(err);
+  ASSERT_TRUE(err.empty()) << err;
   const gvc::test::StreamFeatures f = gvc::test::stream_features(stream);
   ASSERT_GT(f.cra, 0);
   ASSERT_GT(f.rasl, 0);
-  const size_t frame_bytes = 176 * 144 * 3 / 2;
-  const auto ref = gvc::test::ffmpeg_decode(stream, "yuv420p", frame_bytes, err);
+  const Frames ref = gvc::test::ffmpeg_decode(stream, "yuv420p", frame_bytes(176, 144, 1), err);
   ASSERT_FALSE(ref.empty()) << err;
+  expect_same_frames(decode_ours(stream, false), ref, 176, 144, 1, "ffmpeg");
+  expect_same_frames(decode_ours(stream, true), ref, 176, 144, 1, "ffmpeg, access unit by access unit");
+}
+
+TEST(HevcDecodeOpenGop, StreamStartingAtCraMatchesLibde265) {
+  if (gvc::test::hevc_find_dec265().empty())
+    GTEST_SKIP() << "libde265's dec265 not found (Debian package libde265-examples, or set $DEC265)";
+  ASSERT_FALSE(gvc::test::hevc_find_ffmpeg().empty()) << "ffmpeg is required (set $FFMPEG)";
+  ASSERT_FALSE(gvc::test::hevc_find_clip().empty()) << "test clip missing";
+  std::string err;
+  const std::vector<uint8_t>& stream = open_gop_cut_at_cra(err);
+  ASSERT_TRUE(err.empty()) << err;
+  const Frames second = dec265_frames(stream, frame_bytes(176, 144, 1), err);
+  ASSERT_TRUE(err.empty()) << err;
+  expect_same_frames(decode_ours(stream, false), second, 176, 144, 1, "libde265");
+}
+
+// Why dec265 gets streams without repeated parameter sets (dec265_frames): on an open-GOP
+// stream as x265 writes it, dec265 differs from us (and FFmpeg) only on RASL pictures and only
+// with its "non-existing reference picture accessed" warning; without the repeats it is equal.
+// If a fixed libde265 agrees on the stream as written, the test passes as well.
+TEST(HevcDecodeOpenGop, Libde265RepeatedSpsBeforeCra) {
+  if (gvc::test::hevc_find_dec265().empty())
+    GTEST_SKIP() << "libde265's dec265 not found (Debian package libde265-examples, or set $DEC265)";
+  ASSERT_FALSE(gvc::test::hevc_find_ffmpeg().empty()) << "ffmpeg is required (set $FFMPEG)";
+  ASSERT_FALSE(gvc::test::hevc_find_clip().empty()) << "test clip missing";
+  std::string err;
+  const auto stream = gvc::test::x265_encode(gvc::test::hevc_find_clip(), 176, 144, 10, "yuv420p",
+                                             "keyint=4:min-keyint=4:bframes=2:open-gop=1:ctu=32:qp=30", err);
+  ASSERT_FALSE(stream.empty()) << err;
+  const gvc::test::StreamFeatures f = gvc::test::stream_features(stream);
+  ASSERT_GE(f.cra, 2);
+  ASSERT_GT(f.rasl, 0);
+  int dropped = 0;
+  gvc::test::without_repeated_parameter_sets(stream, &dropped);
+  EXPECT_EQ(dropped, 3 * f.cra);  // VPS, SPS and PPS before each CRA
+  const Frames ours = decode_ours(stream, false);
+  ASSERT_EQ(ours.size(), 10u);
+
+  const Frames as_written = gvc::test::dec265_decode(stream, frame_bytes(176, 144, 1), err);
+  ASSERT_EQ(as_written.size(), ours.size());
+  size_t differing = 0;
+  for (size_t i = 0; i < ours.size(); ++i) differing += as_written[i] != ours[i];
+  if (differing) {
+    EXPECT_NE(err.find("non-existing reference picture accessed"), std::string::npos) << err;
+    EXPECT_LE(differing, size_t(f.rasl)) << "more pictures differ than there are RASL pictures";
+  }
+  err.clear();
+  expect_same_frames(ours, dec265_frames(stream, frame_bytes(176, 144, 1), err), 176, 144, 1,
+                     "libde265 without repeated parameter sets");
+  EXPECT_TRUE(err.empty()) << err;
+}
+
+// end_access_unit(): with no reordering (x265 bframes=0: sps_max_num_reorder_pics 0) each
+// picture can be taken right after its own access unit, before the next one is given. Without
+// the call it comes out one access unit late, when the next picture's first slice arrives.
+TEST(HevcDecodeLatency, LowDelayPictureIsReadyRightAfterItsAccessUnit) {
+  ASSERT_FALSE(gvc::test::hevc_find_ffmpeg().empty()) << "ffmpeg is required (set $FFMPEG)";
+  ASSERT_FALSE(gvc::test::hevc_find_clip().empty()) << "test clip missing";
+  std::string err;
+  const auto stream = gvc::test::x265_encode(gvc::test::hevc_find_clip(), 176, 144, 8, "yuv420p",
+                                             "keyint=4:min-keyint=4:bframes=0:ctu=32:qp=30", err);
+  ASSERT_FALSE(stream.empty()) << err;
+  EXPECT_EQ(gvc::test::stream_features(stream).max_num_reorder, 0);
+  const auto aus = gvc::test::split_access_units(stream);
+  ASSERT_EQ(aus.size(), 8u);
+  const Frames ref = gvc::test::ffmpeg_decode(stream, "yuv420p", frame_bytes(176, 144, 1), err);
+  ASSERT_EQ(ref.size(), 8u) << err;
+
+  gvc::hevc::Decoder dec, late;
+  gvc::hevc::DecodedFrame f;
+  int late_out = 0;
+  for (size_t i = 0; i < aus.size(); ++i) {
+    EXPECT_TRUE(dec.decode(aus[i].data(), aus[i].size())) << dec.error();
+    EXPECT_FALSE(dec.take_frame(f)) << "access unit " << i << ": a picture before end_access_unit()";
+    dec.end_access_unit();
+    ASSERT_TRUE(dec.take_frame(f)) << "access unit " << i << ": no picture after end_access_unit()";
+    EXPECT_TRUE(to_raw(f) == ref[i]) << "frame " << i << ": " << first_diff(to_raw(f), ref[i], 176, 144, 1);
+    EXPECT_FALSE(dec.take_frame(f)) << "access unit " << i << ": more than one picture";
+
+    late.decode(aus[i].data(), aus[i].size());
+    while (late.take_frame(f)) ++late_out;
+    EXPECT_EQ(late_out, int(i)) << "without end_access_unit(), after access unit " << i;
+  }
+  dec.flush();
+  EXPECT_FALSE(dec.take_frame(f)) << "a picture left for the end of the stream";
+}
+
+// With reordering (B pyramid), end_access_unit() outputs no picture earlier than C.5.2.3
+// bumping allows: after access unit n, between n + 1 - sps_max_num_reorder_pics and n + 1
+// pictures are out, and all frames equal FFmpeg's in order.
+TEST(HevcDecodeLatency, ReorderingStreamStaysWithinSpsMaxNumReorderPics) {
+  ASSERT_FALSE(gvc::test::hevc_find_ffmpeg().empty()) << "ffmpeg is required (set $FFMPEG)";
+  ASSERT_FALSE(gvc::test::hevc_find_clip().empty()) << "test clip missing";
+  std::string err;
+  const auto stream = gvc::test::x265_encode(gvc::test::hevc_find_clip(), 176, 144, 12, "yuv420p",
+                                             "keyint=30:bframes=3:b-pyramid=1:ref=3:ctu=32:qp=30", err);
+  ASSERT_FALSE(stream.empty()) << err;
+  const int reorder = gvc::test::stream_features(stream).max_num_reorder;
+  ASSERT_GT(reorder, 0);
+  const auto aus = gvc::test::split_access_units(stream);
+  ASSERT_EQ(aus.size(), 12u);
+  const Frames ref = gvc::test::ffmpeg_decode(stream, "yuv420p", frame_bytes(176, 144, 1), err);
+  ASSERT_EQ(ref.size(), 12u) << err;
 
   gvc::hevc::Decoder dec;
-  EXPECT_TRUE(dec.decode(stream.data(), stream.size())) << dec.error();
-  dec.flush();
-  std::vector<std::vector<uint8_t>> ours;
-  gvc::hevc::DecodedFrame fr;
-  while (dec.take_frame(fr)) ours.push_back(to_raw(fr));
-  ASSERT_EQ(ours.size(), ref.size());
-  for (size_t i = 0; i < ref.size(); ++i)
-    EXPECT_TRUE(ours[i] == ref[i]) << "frame " << i << ": " << first_diff(ours[i], ref[i], 176, 144, 1);
-}
-
-// Streams rewritten to use syntax x265 does not produce (stream_oracle.h rewriters).
-using Rewrite = std::vector<uint8_t> (*)(const std::vector<uint8_t>&, int*);
-
-// Encodes with each of `params`, rewrites the stream, and checks that the rewrite touched at
-// least `min_changed` slices, changed FFmpeg's output, and that ours equals FFmpeg's.
-void rewritten_matches_ffmpeg(std::initializer_list<const char*> all_params, int frames, Rewrite rewrite,
-                              int min_changed) {
-  ASSERT_FALSE(gvc::test::hevc_find_ffmpeg().empty()) << "ffmpeg is required (set $FFMPEG)";
-  const std::string clip = gvc::test::hevc_find_clip();
-  ASSERT_FALSE(clip.empty()) << "test clip missing";
-  for (const char* params : all_params) {
-    std::string err;
-    const auto encoded = gvc::test::x265_encode(clip, 176, 144, frames, "yuv420p", params, err);
-    ASSERT_FALSE(encoded.empty()) << err;
-    int changed = 0;
-    const auto stream = rewrite(encoded, &changed);
-    ASSERT_FALSE(stream.empty()) << "stream could not be rewritten";
-    EXPECT_GE(changed, min_changed);
-    const size_t frame_bytes = 176 * 144 * 3 / 2;
-    const auto ref = gvc::test::ffmpeg_decode(stream, "yuv420p", frame_bytes, err);
-    ASSERT_TRUE(err.empty()) << err;
-    ASSERT_EQ(ref.size(), size_t(frames));
-    EXPECT_NE(gvc::test::ffmpeg_decode(encoded, "yuv420p", frame_bytes, err), ref);
-
-    gvc::hevc::Decoder dec;
-    EXPECT_TRUE(dec.decode(stream.data(), stream.size())) << dec.error();
-    dec.flush();
-    std::vector<std::vector<uint8_t>> ours;
-    gvc::hevc::DecodedFrame fr;
-    while (dec.take_frame(fr)) ours.push_back(to_raw(fr));
-    ASSERT_EQ(ours.size(), ref.size()) << params;
-    for (size_t i = 0; i < ref.size(); ++i)
-      EXPECT_TRUE(ours[i] == ref[i]) << params << " frame " << i << ": "
-                                     << first_diff(ours[i], ref[i], 176, 144, 1);
+  gvc::hevc::DecodedFrame f;
+  Frames ours;
+  for (size_t i = 0; i < aus.size(); ++i) {
+    EXPECT_TRUE(dec.decode(aus[i].data(), aus[i].size())) << dec.error();
+    dec.end_access_unit();
+    while (dec.take_frame(f)) ours.push_back(to_raw(f));
+    EXPECT_GE(int(ours.size()) + reorder, int(i) + 1) << "after access unit " << i;
+    EXPECT_LE(ours.size(), i + 1) << "after access unit " << i;
   }
-}
-
-// Long-term reference pictures, which x265 does not make: a P stream with two references is
-// rewritten so that each picture's older reference is long-term (with_long_term_refs). That
-// changes the prediction (no scaling towards a long-term picture in AMVP and TMVP, merge and
-// AMVP candidates of the other kind dropped), so the rewrite must change FFmpeg's output, and
-// ours must equal it.
-TEST(HevcDecodeLongTerm, OlderReferenceAsLongTermPicture) {
-  rewritten_matches_ffmpeg({"keyint=30:bframes=0:ref=2:ctu=32:qp=30",
-                            "keyint=30:bframes=0:ref=2:ctu=16:qp=26:rect=1:amp=1:no-sao=1"},
-                           8, gvc::test::with_long_term_refs, 5);
-}
-
-// Reference picture list modification (8.3.4), which x265 does not use either: list entries
-// rotated in P and B slices.
-TEST(HevcDecodeListModification, RotatedReferenceLists) {
-  rewritten_matches_ffmpeg({"keyint=30:bframes=0:ref=3:ctu=32:qp=30",
-                            "keyint=30:bframes=3:b-pyramid=1:ref=3:ctu=32:qp=30:weightb=1"},
-                           8, gvc::test::with_list_modification, 4);
+  dec.flush();
+  while (dec.take_frame(f)) ours.push_back(to_raw(f));
+  expect_same_frames(ours, ref, 176, 144, 1, "ffmpeg");
 }
 
 // Damaged inputs (seeded truncations and bit flips of a real stream) must neither crash nor

@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <initializer_list>
 #include <iterator>
 #include <sstream>
 
@@ -60,16 +61,40 @@ std::vector<uint8_t> read_all(const std::string& p) {
   return std::vector<uint8_t>(std::istreambuf_iterator<char>(f), {});
 }
 
+void write_all(const std::string& p, const std::vector<uint8_t>& data) {
+  std::ofstream f(p, std::ios::binary);
+  f.write(reinterpret_cast<const char*>(data.data()), std::streamsize(data.size()));
+}
+
+std::vector<std::vector<uint8_t>> split_frames(const std::vector<uint8_t>& raw, size_t frame_bytes) {
+  std::vector<std::vector<uint8_t>> frames;
+  for (size_t o = 0; o + frame_bytes <= raw.size(); o += frame_bytes)
+    frames.emplace_back(raw.begin() + long(o), raw.begin() + long(o + frame_bytes));
+  return frames;
+}
+
+// The first of `names` found in a directory of $PATH; empty if none.
+std::string find_on_path(std::initializer_list<const char*> names) {
+  const char* path = getenv("PATH");
+  for (const char* name : names) {
+    std::istringstream ss(path ? path : "/usr/bin:/bin");
+    std::string dir;
+    while (std::getline(ss, dir, ':'))
+      if (exists(dir + "/" + name)) return dir + "/" + name;
+  }
+  return "";
+}
+
 }  // namespace
 
 std::string hevc_find_ffmpeg() {
   if (const char* e = getenv("FFMPEG")) return exists(e) ? e : "";
-  const char* path = getenv("PATH");
-  std::istringstream ss(path ? path : "/usr/bin:/bin");
-  std::string dir;
-  while (std::getline(ss, dir, ':'))
-    if (exists(dir + "/ffmpeg")) return dir + "/ffmpeg";
-  return "";
+  return find_on_path({"ffmpeg"});
+}
+
+std::string hevc_find_dec265() {
+  if (const char* e = getenv("DEC265")) return exists(e) ? e : "";
+  return find_on_path({"libde265-dec265", "dec265"});
 }
 
 std::string hevc_find_clip() {
@@ -101,22 +126,64 @@ std::vector<std::vector<uint8_t>> ffmpeg_decode(const std::vector<uint8_t>& stre
                                                 const std::string& pix_fmt, size_t frame_bytes,
                                                 std::string& err) {
   const std::string in = temp_name(".hevc"), out = temp_name(".yuv");
-  {
-    std::ofstream f(in, std::ios::binary);
-    f.write(reinterpret_cast<const char*>(stream.data()), std::streamsize(stream.size()));
-  }
+  write_all(in, stream);
   std::string text;
   const int rc = run({hevc_find_ffmpeg(), "-nostdin", "-y", "-loglevel", "error", "-f", "hevc",
-                      "-i", in, "-f", "rawvideo", "-pix_fmt", pix_fmt, out},
+                      "-i", in, "-vsync", "passthrough", "-f", "rawvideo", "-pix_fmt", pix_fmt, out},
                      "", text);
   std::vector<uint8_t> raw = read_all(out);
   unlink(in.c_str());
   unlink(out.c_str());
-  std::vector<std::vector<uint8_t>> frames;
   if (rc != 0 || !text.empty()) err = "ffmpeg decode failed or warned: " + text;
-  for (size_t o = 0; o + frame_bytes <= raw.size(); o += frame_bytes)
-    frames.emplace_back(raw.begin() + long(o), raw.begin() + long(o + frame_bytes));
-  return frames;
+  return split_frames(raw, frame_bytes);
+}
+
+std::vector<std::vector<uint8_t>> dec265_decode(const std::vector<uint8_t>& stream, size_t frame_bytes,
+                                                std::string& err) {
+  const std::string in = temp_name(".hevc"), out = temp_name(".yuv");
+  write_all(in, stream);
+  std::string text;
+  const int rc = run({hevc_find_dec265(), "-q", "-t", "0", "-o", out, in}, "", text);
+  std::vector<uint8_t> raw = read_all(out);
+  unlink(in.c_str());
+  unlink(out.c_str());
+  // dec265 ends with a "Frames decoded: N (WxH @ fps)" line on stderr; anything else warns
+  std::istringstream lines(text);
+  std::string line, warnings;
+  while (std::getline(lines, line))
+    if (!line.empty() && line.find("Frames decoded:") == std::string::npos) warnings += line + "\n";
+  if (rc != 0 || !warnings.empty())
+    err = "dec265 failed (exit " + std::to_string(rc) + ") or warned: " + warnings;
+  return split_frames(raw, frame_bytes);
+}
+
+std::vector<std::vector<uint8_t>> split_access_units(const std::vector<uint8_t>& stream) {
+  std::vector<std::vector<uint8_t>> aus;
+  bool after_slice = true;
+  size_t au_begin = 0;
+  std::vector<size_t> starts;  // of each NAL unit, at its start code
+  for (size_t i = 0; i + 3 < stream.size(); ++i)
+    if (!stream[i] && !stream[i + 1] && stream[i + 2] == 1) starts.push_back(i > 0 && !stream[i - 1] ? i - 1 : i);
+  for (size_t k = 0; k < starts.size(); ++k) {
+    const size_t hdr = stream[starts[k] + 2] == 1 ? starts[k] + 3 : starts[k] + 4;
+    if (hdr + 2 >= stream.size()) break;
+    const int type = (stream[hdr] >> 1) & 0x3f;
+    const bool slice = type < 32;
+    const bool begins = after_slice && (slice ? (stream[hdr + 2] & 0x80) != 0
+                                              : type == 32 || type == 33 || type == 34 || type == 35 ||
+                                                    type == 39 || (type >= 41 && type <= 44) ||
+                                                    (type >= 48 && type <= 55));
+    if (begins && starts[k] > au_begin) {
+      aus.emplace_back(stream.begin() + long(au_begin), stream.begin() + long(starts[k]));
+      au_begin = starts[k];
+    }
+    if (slice)
+      after_slice = true;
+    else if (begins)
+      after_slice = false;
+  }
+  if (au_begin < stream.size()) aus.emplace_back(stream.begin() + long(au_begin), stream.end());
+  return aus;
 }
 
 StreamFeatures stream_features(const std::vector<uint8_t>& stream) {
@@ -134,7 +201,8 @@ StreamFeatures stream_features(const std::vector<uint8_t>& stream) {
       gst_h265_parser_parse_vps(parser, &nalu, &vps);
     } else if (nalu.type == GST_H265_NAL_SPS) {
       GstH265SPS sps;
-      gst_h265_parser_parse_sps(parser, &nalu, &sps, TRUE);
+      if (gst_h265_parser_parse_sps(parser, &nalu, &sps, TRUE) == GST_H265_PARSER_OK)
+        f.max_num_reorder = std::max(f.max_num_reorder, int(sps.max_num_reorder_pics[sps.max_sub_layers_minus1]));
     } else if (nalu.type == GST_H265_NAL_PPS) {
       GstH265PPS pps;
       gst_h265_parser_parse_pps(parser, &nalu, &pps);
@@ -145,6 +213,7 @@ StreamFeatures stream_features(const std::vector<uint8_t>& stream) {
       if (sh.first_slice_segment_in_pic_flag) {
         if (nalu.type == GST_H265_NAL_SLICE_RASL_N || nalu.type == GST_H265_NAL_SLICE_RASL_R) ++f.rasl;
         if (nalu.type == GST_H265_NAL_SLICE_CRA_NUT) ++f.cra;
+        f.hidden += sh.pps->output_flag_present_flag && !sh.pic_output_flag;
       }
       if (sh.type != GST_H265_I_SLICE && !sh.dependent_slice_segment_flag) {
         const GstH265PredWeightTable& t = sh.pred_weight_table;
@@ -574,6 +643,121 @@ std::vector<uint8_t> with_list_modification(const std::vector<uint8_t>& stream, 
   }
   gst_h265_parser_free(parser);
   if (!ok) out.clear();
+  return out;
+}
+
+std::vector<uint8_t> with_pic_output_flag(const std::vector<uint8_t>& stream, int* n_hidden) {
+  GstH265Parser* parser = gst_h265_parser_new();
+  std::vector<uint8_t> out;
+  bool ok = true;
+  int pictures = 0;   // in decode order
+  bool hide = false;  // pic_output_flag of the current picture is 0
+  *n_hidden = 0;
+  for (const auto& [b, e] : split_nals(stream)) {
+    const int type = (stream[b] >> 1) & 0x3f;
+    GstH265NalUnit nalu;
+    if (gst_h265_parser_identify_nalu_unchecked(parser, stream.data(), guint(b - 3), stream.size(), &nalu) !=
+        GST_H265_PARSER_OK) {
+      ok = false;
+      break;
+    }
+    const std::vector<uint8_t> rbsp = rbsp_of(stream, b, e);
+    if (type == GST_H265_NAL_VPS) {
+      GstH265VPS vps;
+      gst_h265_parser_parse_vps(parser, &nalu, &vps);
+    } else if (type == GST_H265_NAL_SPS) {
+      GstH265SPS sps;
+      gst_h265_parser_parse_sps(parser, &nalu, &sps, TRUE);
+    } else if (type == GST_H265_NAL_PPS) {
+      GstH265PPS pps;
+      gst_h265_parser_parse_pps(parser, &nalu, &pps);
+      // 7.3.2.3.1: pps_pic_parameter_set_id, pps_seq_parameter_set_id,
+      // dependent_slice_segments_enabled_flag, then output_flag_present_flag
+      BitReader r{rbsp};
+      r.ue();
+      r.ue();
+      r.u(1);
+      std::vector<int> bits = to_bits(rbsp, rbsp.size() * 8);
+      drop_trailing_bits(bits);
+      bits[r.pos] = 1;
+      add_trailing_bits(bits);
+      put_nal(out, &stream[b], bits, {});
+      continue;
+    } else if (type <= GST_H265_NAL_SLICE_CRA_NUT) {
+      GstH265SliceHdr sh;
+      if (gst_h265_parser_parse_slice_hdr(parser, &nalu, &sh) != GST_H265_PARSER_OK) {
+        ok = false;
+        break;
+      }
+      const GstH265PPS& pps = *sh.pps;
+      const GstH265SPS& sps = *pps.sps;
+      const size_t hpos = sh.header_size - 8 * sh.n_emulation_prevention_bytes;
+      const size_t data_byte = (hpos % 8) ? (hpos + 8) / 8 : hpos / 8;
+      const bool first = sh.first_slice_segment_in_pic_flag, dependent = sh.dependent_slice_segment_flag;
+      const bool simple = !pps.output_flag_present_flag && !pps.num_extra_slice_header_bits &&
+                          !sps.separate_colour_plane_flag;
+      gst_h265_slice_hdr_free(&sh);
+      if (!simple || data_byte > rbsp.size()) {
+        ok = false;
+        break;
+      }
+      if (first) {
+        hide = ++pictures % 3 == 0;
+        *n_hidden += hide;
+      }
+      if (!dependent) {  // a dependent slice segment has no pic_output_flag of its own
+        // 7.3.6.1 up to slice_type
+        const int ctb_log2 = sps.log2_min_luma_coding_block_size_minus3 + 3 +
+                             sps.log2_diff_max_min_luma_coding_block_size;
+        const int ctbs = ((sps.pic_width_in_luma_samples + (1 << ctb_log2) - 1) >> ctb_log2) *
+                         ((sps.pic_height_in_luma_samples + (1 << ctb_log2) - 1) >> ctb_log2);
+        int address_bits = 0;
+        while ((1 << address_bits) < ctbs) ++address_bits;
+        BitReader r{rbsp};
+        r.u(1);  // first_slice_segment_in_pic_flag
+        if (type >= GST_H265_NAL_SLICE_BLA_W_LP) r.u(1);  // no_output_of_prior_pics_flag
+        r.ue();  // slice_pic_parameter_set_id
+        if (!first) {
+          if (pps.dependent_slice_segments_enabled_flag) r.u(1);  // dependent_slice_segment_flag (0)
+          r.u(address_bits);  // slice_segment_address
+        }
+        r.ue();  // slice_type
+        const size_t ins = r.pos;
+        std::vector<int> bits = to_bits(rbsp, data_byte * 8);
+        drop_trailing_bits(bits);  // byte_alignment()
+        std::vector<int> nb(bits.begin(), bits.begin() + long(ins));
+        nb.push_back(hide ? 0 : 1);  // pic_output_flag
+        nb.insert(nb.end(), bits.begin() + long(ins), bits.end());
+        add_trailing_bits(nb);
+        put_nal(out, &stream[b], nb, std::vector<uint8_t>(rbsp.begin() + long(data_byte), rbsp.end()));
+        continue;
+      }
+    }
+    out.insert(out.end(), {0, 0, 0, 1});
+    out.insert(out.end(), stream.begin() + long(b), stream.begin() + long(e));
+  }
+  gst_h265_parser_free(parser);
+  if (!ok) out.clear();
+  return out;
+}
+
+std::vector<uint8_t> without_repeated_parameter_sets(const std::vector<uint8_t>& stream, int* n_dropped) {
+  std::vector<uint8_t> out;
+  std::vector<uint8_t> last[3];  // the latest VPS, SPS and PPS NAL unit
+  *n_dropped = 0;
+  for (const auto& [b, e] : split_nals(stream)) {
+    const int type = (stream[b] >> 1) & 0x3f;
+    if (type >= GST_H265_NAL_VPS && type <= GST_H265_NAL_PPS) {
+      std::vector<uint8_t>& prev = last[type - GST_H265_NAL_VPS];
+      if (prev.size() == e - b && std::equal(prev.begin(), prev.end(), stream.begin() + long(b))) {
+        ++*n_dropped;
+        continue;
+      }
+      prev.assign(stream.begin() + long(b), stream.begin() + long(e));
+    }
+    out.insert(out.end(), {0, 0, 0, 1});
+    out.insert(out.end(), stream.begin() + long(b), stream.begin() + long(e));
+  }
   return out;
 }
 

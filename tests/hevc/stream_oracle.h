@@ -26,6 +26,21 @@ std::vector<std::vector<uint8_t>> ffmpeg_decode(const std::vector<uint8_t>& stre
                                                 const std::string& pix_fmt, size_t frame_bytes,
                                                 std::string& err);
 
+// $DEC265 or libde265's "libde265-dec265" (Debian's libde265-examples) or "dec265" found on
+// $PATH; empty if none.
+std::string hevc_find_dec265();
+
+// Decodes `stream` with libde265's dec265 (single-threaded) to raw frames: 8-bit samples, or
+// 16-bit little endian above 8 bits, cropped, in output order, the same layout as
+// ffmpeg_decode. Any warning dec265 prints is an error in `err`.
+std::vector<std::vector<uint8_t>> dec265_decode(const std::vector<uint8_t>& stream, size_t frame_bytes,
+                                                std::string& err);
+
+// The access units of an Annex B stream (7.4.2.4.4: one begins at an AUD, VPS, SPS, PPS or
+// prefix SEI that follows a slice, or at a slice with first_slice_segment_in_pic_flag that
+// follows a slice), each with its start codes.
+std::vector<std::vector<uint8_t>> split_access_units(const std::vector<uint8_t>& stream);
+
 // What a stream's slice headers contain (GstH265Parser), so a test can check that the stream
 // really exercises the feature it is named after.
 struct StreamFeatures {
@@ -35,6 +50,8 @@ struct StreamFeatures {
   int tmvp_off = 0;           // P/B slices with slice_temporal_mvp_enabled_flag 0
   int max_refs = 0;           // largest num_ref_idx_l0_active_minus1 + 1
   int log2_par_mrg_level = 0; // largest Log2ParMrgLevel of the PPSs that slices use
+  int hidden = 0;             // pictures with pic_output_flag 0
+  int max_num_reorder = 0;    // largest sps_max_num_reorder_pics[HighestTid] of the SPSs
 };
 StreamFeatures stream_features(const std::vector<uint8_t>& stream);
 
@@ -58,6 +75,19 @@ std::vector<uint8_t> with_long_term_refs(const std::vector<uint8_t>& stream, int
 // one entry and RefPicListTemp1 by two (8.3.4). `n_mod` receives the number of slices changed.
 // Empty when the stream has something the rewriter does not handle.
 std::vector<uint8_t> with_list_modification(const std::vector<uint8_t>& stream, int* n_mod);
+
+// Sets output_flag_present_flag in the PPSs and gives every third picture in decode order
+// (the 3rd, 6th, ...) pic_output_flag = 0 in all its slice segment headers, the others 1: those
+// pictures are decoded, kept as references, and never output (C.5.2.3). `n_hidden` receives
+// the number of pictures hidden. Empty when the stream has something the rewriter does not
+// handle (num_extra_slice_header_bits, separate colour planes).
+std::vector<uint8_t> with_pic_output_flag(const std::vector<uint8_t>& stream, int* n_hidden);
+
+// Drops every VPS, SPS and PPS NAL unit that repeats, byte for byte, the latest one of its
+// type (x265 repeats them before each IRAP picture). The decoding process is unchanged (a
+// repeated parameter set with the same content changes nothing); `n_dropped` receives how
+// many were dropped.
+std::vector<uint8_t> without_repeated_parameter_sets(const std::vector<uint8_t>& stream, int* n_dropped);
 
 // Byte offset of the `n`th (0-based) NAL unit of type `nal_type` in an Annex B stream, at its
 // start code; stream.size() if there is none.
