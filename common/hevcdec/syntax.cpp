@@ -141,8 +141,10 @@ int SyntaxReader::last_sig_coeff_prefix(bool y, int c_idx, int log2_trafo_size) 
 
 // 9.3.3.11 coeff_abs_level_remaining: prefix TR (cMax 4 << cRiceParam), suffix EGk(k + 1).
 int SyntaxReader::coeff_abs_level_remaining(int c_rice_param) {
+  // TransCoeffLevel lies in -32768..32767 (7.4.9.11), so the prefix is at most 17: a longer one
+  // is a damaged stream (and would overflow the int value)
   int prefix = 0;
-  while (prefix < 32 && eng.decode_bypass()) ++prefix;
+  while (prefix < 18 && eng.decode_bypass()) ++prefix;
   if (prefix <= 3)
     return (prefix << c_rice_param) + static_cast<int>(eng.decode_bypass_bits(c_rice_param));
   const int k = prefix - 3 + c_rice_param;
