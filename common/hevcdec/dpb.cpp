@@ -30,7 +30,11 @@ void Dpb::apply_rps(const GstH265SPS& sps, const GstH265SliceHdr& sh, int poc, b
   rps = RefPicSet{};
   if (irap_no_rasl)
     for (auto& p : pics_) p->short_term_ref = p->long_term_ref = false;
-  if (idr) return;
+  // An IRAP picture uses no reference (7.4.7.1: I slices only; 8.3.2: its RefPicSetStCurr* are
+  // empty), and with NoRaslOutputFlag its RefPicSetStFoll/LtFoll could only keep pictures for
+  // RASL pictures that are not decoded: a damaged RPS here must not generate pictures (which
+  // before_decode would then remove while the RPS still points to them).
+  if (idr || irap_no_rasl) return;
 
   const GstH265ShortTermRefPicSet* st = sh.short_term_ref_pic_set_sps_flag
                                             ? &sps.short_term_ref_pic_set[sh.short_term_ref_pic_set_idx]
