@@ -4,9 +4,11 @@
 // too: it starts with 0x00, which is mode 0 (the whole stream in one call).
 //   mode bits 0..1, how the stream is handed to decode():
 //     0: whole, in one call
-//     1: one NAL unit per call, cut at start codes (what h265parse alignment=nal gives)
+//     1: one NAL unit per call, cut at start codes (h265parse alignment=nal)
 //     2: fixed chunks of 1 + (mode >> 2 & 31) * 37 bytes, so NAL units are cut anywhere
-//     3: as 1, with a flush() (a mid-stream drain: GAP, STREAM_START) after every 7th call
+//     3: one access unit per call (h265parse alignment=au, what cudahevcdec gets)
+//   for 1 and 3, mode bit 2: end_access_unit() after each call; bit 3: flush() after every
+//     7th call (a mid-stream drain: GAP, STREAM_START)
 //   mode bit 7: take the frames only after the last call, not after each one.
 // Every output frame is checked: a sane size, planes of that size, samples within 10 bits.
 // HEVC_FUZZ_VERBOSE=1 prints each decode() error and the frame count (to see what a seed reaches).
@@ -58,6 +60,17 @@ size_t next_start_code(const uint8_t* data, size_t size, size_t from) {
   return size;
 }
 
+// 7.4.2.4.4: does the NAL unit whose start code is at `sc` begin a new access unit, given that
+// the current one already holds a VCL NAL unit? (AUD, VPS, SPS, PPS, prefix SEI, reserved
+// 41..44 and 48..55, or a slice segment with first_slice_segment_in_pic_flag.)
+bool starts_access_unit(const uint8_t* data, size_t size, size_t sc) {
+  if (sc + 5 >= size) return false;
+  const int type = (data[sc + 3] >> 1) & 63;
+  if (type <= 31) return type <= 21 && (type <= 9 || type >= 16) && (data[sc + 5] & 0x80);
+  return (type >= 32 && type <= 35) || type == 39 || (type >= 41 && type <= 44) ||
+         (type >= 48 && type <= 55);
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
@@ -79,13 +92,22 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       if (drain_each) drain(dec);
     }
   } else {
-    // NAL units with their start code; a leading zero of a 4-byte start code stays with the
+    // Units begin at a start code; a leading zero of a 4-byte start code stays with the
     // previous unit, as trailing_zero_8bits.
+    const bool end_au = mode & 4, flushes = mode & 8;
     size_t begin = next_start_code(data, size, 0), calls = 0;
     while (begin < size) {
-      const size_t end = next_start_code(data, size, begin + 3);
+      size_t end = next_start_code(data, size, begin + 3);
+      if (split == 3) {
+        bool vcl = begin + 3 < size && ((data[begin + 3] >> 1) & 63) <= 31;
+        while (end < size && !(vcl && starts_access_unit(data, size, end))) {
+          vcl = vcl || ((data[end + 3 < size ? end + 3 : end] >> 1) & 63) <= 31;
+          end = next_start_code(data, size, end + 3);
+        }
+      }
       decode(dec, data + begin, end - begin);
-      if (split == 3 && ++calls % 7 == 0) dec.flush();
+      if (end_au) dec.end_access_unit();
+      if (flushes && ++calls % 7 == 0) dec.flush();
       if (drain_each) drain(dec);
       begin = end;
     }

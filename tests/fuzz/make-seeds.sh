@@ -37,19 +37,21 @@ seed() {
   rm -f "$tmp"
 }
 
-# Mode 00: the whole stream in one decode() call; 01: one NAL unit per call; 03: per NAL with
-# flushes; 0a/81: fixed chunks (cut NAL units), frames taken at the end.
+# Mode 00: the whole stream in one decode() call; 01: one NAL unit per call; 07: one access
+# unit per call, then end_access_unit() (as cudahevcdec does); 0f: the same with flushes;
+# 0a/81: fixed chunks (cut NAL units), frames taken at the end.
 seed intra            00 2 yuv420p     "keyint=1"
 seed p-ref3           00 5 yuv420p     "bframes=0:ref=3"
 seed b-pyramid        00 6 yuv420p     "bframes=3:b-pyramid=1"
 seed b-pyramid-nal    01 6 yuv420p     "bframes=3:b-pyramid=1"
+seed b-pyramid-au     07 6 yuv420p     "bframes=3:b-pyramid=1"
 seed wpp-slices       00 4 yuv420p     "ctu=16:wpp=1:slices=3"
 seed scaling-list     00 4 yuv420p     "scaling-list=default"
 seed lossless         00 2 yuv420p     "lossless=1" -f lavfi -i testsrc=size=48x48:rate=25
 seed tskip-signhide   00 4 yuv420p     "tskip=1:signhide=1:rdoq-level=2"
 seed ctu32-amp        00 4 yuv420p     "ctu=32:min-cu-size=8:rect=1:amp=1"
 seed cip              00 4 yuv420p     "constrained-intra=1:strong-intra-smoothing=0"
-seed open-gop         03 8 yuv420p     "open-gop=1:keyint=4:min-keyint=4:bframes=2"
+seed open-gop         0f 8 yuv420p     "open-gop=1:keyint=4:min-keyint=4:bframes=2"
 seed aud-sei-hrd      00 3 yuv420p     "aud=1:repeat-headers=1:hrd=1"
 seed tu-depth         00 4 yuv420p     "tu-intra-depth=3:tu-inter-depth=3:max-tu-size=16"
 seed chroma-qp-aq     00 4 yuv420p     "cbqpoffs=3:crqpoffs=-4:aq-mode=2:qg-size=16"
