@@ -1,0 +1,84 @@
+// bench_hevc.cpp: decoding speed of the HEVC engine (common/hevcdec, CPU): one Annex B file, the median of several runs
+//
+// Usage: bench-hevc STREAM.hevc [RUNS]
+// Each run decodes the whole file with a fresh gvc::hevc::Decoder, access unit by access unit
+// with end_access_unit() as cudahevcdec does, and takes every picture (cropped, 16-bit
+// planes), so the time covers parsing, reconstruction, loop filters and output; reading the
+// file is not timed. Prints one line per run and a last line "frames=N median_s=T fps=F" that
+// tools/bench parses.
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <iterator>
+#include <vector>
+
+#include "common/hevcdec/decoder.h"
+
+namespace {
+
+// Start of each access unit (7.4.2.4.4): an AUD, VPS, SPS, PPS or prefix SEI after a slice, or a
+// slice with first_slice_segment_in_pic_flag after a slice; positions of their start codes.
+std::vector<size_t> access_unit_starts(const std::vector<uint8_t>& s) {
+  std::vector<size_t> starts;
+  bool after_slice = true;
+  for (size_t i = 0; i + 5 < s.size(); ++i) {
+    if (s[i] || s[i + 1] || s[i + 2] != 1) continue;
+    const int type = (s[i + 3] >> 1) & 0x3f;
+    const bool slice = type < 32;
+    const bool begins = after_slice && (slice ? (s[i + 5] & 0x80) != 0
+                                              : (type >= 32 && type <= 35) || type == 39);
+    if (begins) starts.push_back(i > 0 && !s[i - 1] ? i - 1 : i);
+    if (slice)
+      after_slice = true;
+    else if (begins)
+      after_slice = false;
+  }
+  return starts;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 2) {
+    std::fprintf(stderr, "usage: %s STREAM.hevc [RUNS]\n", argv[0]);
+    return 2;
+  }
+  const int runs = argc > 2 ? std::max(1, std::atoi(argv[2])) : 5;
+  std::ifstream f(argv[1], std::ios::binary);
+  const std::vector<uint8_t> stream((std::istreambuf_iterator<char>(f)), {});
+  if (stream.empty()) {
+    std::fprintf(stderr, "%s: cannot read %s\n", argv[0], argv[1]);
+    return 1;
+  }
+  std::vector<size_t> starts = access_unit_starts(stream);
+  starts.push_back(stream.size());
+
+  std::vector<double> seconds;
+  int frames = 0;
+  for (int r = 0; r < runs; ++r) {
+    const auto t0 = std::chrono::steady_clock::now();
+    gvc::hevc::Decoder dec;
+    gvc::hevc::DecodedFrame pic;
+    int n = 0;
+    for (size_t a = 0; a + 1 < starts.size(); ++a) {
+      if (!dec.decode(stream.data() + starts[a], starts[a + 1] - starts[a])) {
+        std::fprintf(stderr, "%s: decoding error: %s\n", argv[0], dec.error().c_str());
+        return 1;
+      }
+      dec.end_access_unit();
+      while (dec.take_frame(pic)) ++n;
+    }
+    dec.flush();
+    while (dec.take_frame(pic)) ++n;
+    const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    std::printf("run %d: %d frames in %.3f s (%.2f fps)\n", r + 1, n, s, n / s);
+    seconds.push_back(s);
+    frames = n;
+  }
+  std::sort(seconds.begin(), seconds.end());
+  const double median = seconds[seconds.size() / 2];
+  std::printf("frames=%d median_s=%.4f fps=%.2f\n", frames, median, frames / median);
+  return 0;
+}
