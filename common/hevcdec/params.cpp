@@ -103,6 +103,10 @@ bool PicParams::derive(const GstH265SPS* s, const GstH265PPS* p) {
   log2_min_tb_size = s->log2_min_transform_block_size_minus2 + 2;
   log2_max_tb_size = log2_min_tb_size + s->log2_diff_max_min_transform_block_size;
   if (log2_ctb_size < 4 || log2_ctb_size > 6 || log2_max_tb_size > 5) return false;
+  // 7.4.3.2.1: the picture is whole minimum coding blocks (the CU walk and the 8x8 deblocking
+  // grid rely on it; GstH265Parser does not check)
+  const int min_cb_mask = (1 << log2_min_cb_size) - 1;
+  if (width <= 0 || height <= 0 || (width & min_cb_mask) || (height & min_cb_mask)) return false;
   pic_width_in_ctbs = (width + ctb_size - 1) >> log2_ctb_size;
   pic_height_in_ctbs = (height + ctb_size - 1) >> log2_ctb_size;
   pic_size_in_ctbs = pic_width_in_ctbs * pic_height_in_ctbs;
