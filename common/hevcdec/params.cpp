@@ -116,6 +116,11 @@ bool PicParams::derive(const GstH265SPS* s, const GstH265PPS* p) {
   if (s->pcm_enabled_flag) {
     log2_min_pcm_cb_size = s->log2_min_pcm_luma_coding_block_size_minus3 + 3;
     log2_max_pcm_cb_size = log2_min_pcm_cb_size + s->log2_diff_max_min_pcm_luma_coding_block_size;
+    // 7.4.3.2.1: PCM samples are no deeper than the picture's, PCM blocks at most 32x32
+    if (s->pcm_sample_bit_depth_luma_minus1 + 1 > bit_depth_y ||
+        s->pcm_sample_bit_depth_chroma_minus1 + 1 > bit_depth_c ||
+        log2_max_pcm_cb_size > (log2_ctb_size < 5 ? log2_ctb_size : 5))
+      return false;
   }
 
   // 6.5.1 tiles
