@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "gpu/device.h"
+#include "gpu/h264_recon.h"
 #include "gpu/intra_prune.h"
 #include "gpu/me.h"
 
@@ -165,6 +166,26 @@ class CudaIntraPrune final : public IntraPrune {
   cuda::DeviceBuffer y_buf_, u_buf_, v_buf_, out_buf_;
 };
 
+class CudaH264Reconstructor final : public h264::FrameReconstructor {
+ public:
+  explicit CudaH264Reconstructor(std::shared_ptr<CudaState> state) : state_(std::move(state)) {}
+  ~CudaH264Reconstructor() override {
+    // Free in the context the memory belongs to.
+    if (!state_->enter().ok()) return;
+  }
+
+  const char* name() const override { return "cuda"; }
+
+  Status run(const h264::ReconJob& job) override {
+    GVC_TRY(state_->enter());
+    return core_.run(job, state_->stream.get());
+  }
+
+ private:
+  std::shared_ptr<CudaState> state_;
+  cuda::H264ReconCore core_;
+};
+
 class CudaBackend final : public Backend {
  public:
   explicit CudaBackend(std::shared_ptr<CudaState> state) : state_(std::move(state)) {}
@@ -178,6 +199,10 @@ class CudaBackend final : public Backend {
 
   std::unique_ptr<IntraPrune> intra_prune() override {
     return std::make_unique<CudaIntraPrune>(state_);
+  }
+
+  std::unique_ptr<h264::FrameReconstructor> h264_reconstructor() override {
+    return std::make_unique<CudaH264Reconstructor>(state_);
   }
 
   void* allocate(size_t bytes) override {

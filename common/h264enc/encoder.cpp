@@ -2,8 +2,11 @@
 #include "common/h264enc/encoder.h"
 
 #include <algorithm>
+#include <atomic>
+#include <chrono>
 #include <cstring>
 #include <string>
+#include <thread>
 
 #include "common/bitstream/bitwriter.h"
 #include "common/bitstream/nal.h"
@@ -169,8 +172,18 @@ void Encoder::parameter_sets(std::vector<uint8_t>& sps, std::vector<uint8_t>& pp
   rbsp_to_ebsp(bw.bytes().data(), bw.bytes().size(), pps);
 }
 
+namespace {
+double ms_since(std::chrono::steady_clock::time_point& t) {
+  const auto now = std::chrono::steady_clock::now();
+  const double ms = std::chrono::duration<double, std::milli>(now - t).count();
+  t = now;
+  return ms;
+}
+}  // namespace
+
 Status Encoder::encode(const FrameIn& in, bool force_idr, EncodedFrame& out) {
   if (mb_width_ == 0) return Status::error("encoder used before init");
+  auto clock = std::chrono::steady_clock::now();
   load_source(in);
   bool idr = force_idr || idr_due();
   if (idr) {
@@ -182,6 +195,7 @@ Status Encoder::encode(const FrameIn& in, bool force_idr, EncodedFrame& out) {
   out.frame_num = frame_num_;
   out.qp = params_.rc.qp;
   out.stats = FrameStats();
+  out.times = StageTimes();
   // An IDR marks every reference unused (8.2.5.1); then the list holds what the window has.
   const int num_refs = idr ? 0 : std::min(int(dpb_.size()), params_.ref_frames);
   out.stats.num_ref_idx_active = num_refs;
@@ -195,6 +209,8 @@ Status Encoder::encode(const FrameIn& in, bool force_idr, EncodedFrame& out) {
     Status st = motion_search(num_refs);
     if (!st.ok()) return st;
   }
+
+  out.times.analysis = ms_since(clock);
 
   BitWriter bw;
   if (params_.aud) {
@@ -246,15 +262,37 @@ Status Encoder::encode(const FrameIn& in, bool force_idr, EncodedFrame& out) {
   const int mb_count = mb_width_ * mb_height_;
   // Slice `slice` holds macroblocks [first, last) in raster order.
   auto slice_first = [&](int slice) { return int(int64_t(mb_count) * slice / params_.slices); };
-  for (int slice = 0; slice < params_.slices; slice++) {
-    a.map = MbMap{mbs_.data(), mb_width_, mb_height_, slice};
-    for (int addr = slice_first(slice); addr < slice_first(slice + 1); addr++) {
-      a.mx = addr % mb_width_;
-      a.my = addr / mb_width_;
-      a.intra_cand = prune_ ? &intra_cand_[size_t(addr)] : nullptr;
-      decide_mb(a, mbs_[size_t(addr)]);
+  // A wavefront over rows: macroblock (x, y) waits for (x + 1, y - 1) of the row above, which
+  // covers every neighbour decide_mb reads; the result does not depend on the threads.
+  std::vector<std::atomic<int>> row_done(static_cast<size_t>(mb_height_));
+  for (auto& r : row_done) r.store(0, std::memory_order_relaxed);
+  auto decide_rows = [&](int first_row, int step) {
+    MbAnalysis t = a;
+    for (int my = first_row; my < mb_height_; my += step) {
+      int slice = 0;
+      for (int mx = 0; mx < mb_width_; mx++) {
+        const int addr = my * mb_width_ + mx;
+        while (slice_first(slice + 1) <= addr) slice++;
+        if (my > 0) {
+          const int need = std::min(mx + 2, mb_width_);
+          while (row_done[size_t(my - 1)].load(std::memory_order_acquire) < need) std::this_thread::yield();
+        }
+        t.map = MbMap{mbs_.data(), mb_width_, mb_height_, slice};
+        t.mx = mx;
+        t.my = my;
+        t.intra_cand = prune_ ? &intra_cand_[size_t(addr)] : nullptr;
+        decide_mb(t, mbs_[size_t(addr)]);
+        row_done[size_t(my)].store(mx + 1, std::memory_order_release);
+      }
     }
-  }
+  };
+  const int nthreads = std::max(1, std::min<int>(int(std::thread::hardware_concurrency()), mb_height_));
+  std::vector<std::thread> workers;
+  for (int t = 1; t < nthreads; t++) workers.emplace_back(decide_rows, t, nthreads);
+  decide_rows(0, nthreads);
+  for (auto& w : workers) w.join();
+
+  out.times.decision = ms_since(clock);
 
   // Stage 2, reconstruction: residual coding, reconstruction and the loop filter, on the
   // backend's reconstructor (the GPU on a CUDA backend).
@@ -278,6 +316,8 @@ Status Encoder::encode(const FrameIn& in, bool force_idr, EncodedFrame& out) {
   job.deblock_params.beta_offset = 2 * params_.deblock.beta_offset_div2;
   Status st = recon_->run(job);
   if (!st.ok()) return Status::error(std::string("reconstruction failed: ") + st.message());
+
+  out.times.recon = ms_since(clock);
 
   // Stage 3, entropy coding: CAVLC of each slice.
   for (int slice = 0; slice < params_.slices; slice++) {
@@ -303,6 +343,7 @@ Status Encoder::encode(const FrameIn& in, bool force_idr, EncodedFrame& out) {
                      idr ? NalUnitType::kSliceIdr : NalUnitType::kSliceNonIdr, bw.bytes());
   }
 
+  out.times.entropy = ms_since(clock);
   count_stats(out.stats);
   // Sliding window (8.2.5.3): the new reference enters in front, the oldest leaves.
   if (idr) dpb_.clear();
@@ -315,6 +356,7 @@ Status Encoder::encode(const FrameIn& in, bool force_idr, EncodedFrame& out) {
   if (rec_.mb_width != mb_width_ || rec_.mb_height != mb_height_) rec_.alloc(mb_width_, mb_height_);
   entering.luma.build(entering.pic.view(0));
   entering.id = next_pic_id_++;
+  out.times.reference = ms_since(clock);
   dpb_.push_front(std::move(entering));
   if (idr) idr_pic_id_ = (idr_pic_id_ + 1) % 65536;
   frame_num_ = (frame_num_ + 1) % (1 << (sps_.log2_max_frame_num_minus4 + 4));

@@ -34,12 +34,22 @@ struct FrameStats {
   int count(MbType t) const { return mb_type[int(t)]; }
 };
 
+// Wall-clock milliseconds of the stages of one encode() call.
+struct StageTimes {
+  double analysis = 0;   // intra pruning and motion search (the backend's)
+  double decision = 0;   // decide_mb over the frame (CPU)
+  double recon = 0;      // the reconstructor: residual coding, reconstruction, loop filter
+  double entropy = 0;    // CAVLC of the slices (CPU)
+  double reference = 0;  // the new reference's half-pel planes (CPU)
+};
+
 struct EncodedFrame {
   std::vector<uint8_t> annexb;  // one access unit: SPS and PPS before an IDR, then the slices
   bool idr = false;
   int frame_num = 0;
   int qp = 0;  // the QP of every slice
   FrameStats stats;
+  StageTimes times;
 };
 
 class Encoder {

@@ -16,7 +16,7 @@ enum class MbType : uint8_t { I4x4, I16x16, IPcm, PL0_16x16, PSkip, PL0_16x8, PL
 // sub_mb_type of a P_8x8 sub-macroblock (Table 7-17): the value is the syntax value.
 enum SubMbType : uint8_t { kSubP8x8 = 0, kSubP8x4 = 1, kSubP4x8 = 2, kSubP4x4 = 3 };
 
-inline bool is_intra(MbType t) { return t == MbType::I4x4 || t == MbType::I16x16 || t == MbType::IPcm; }
+GVC_HD bool is_intra(MbType t) { return t == MbType::I4x4 || t == MbType::I16x16 || t == MbType::IPcm; }
 
 // luma4x4BlkIdx of the 4x4 block at column bx, row by (in 4-sample units) of a macroblock.
 GVC_TABLE(uint8_t, kBlkIdx, [4][4], {{0, 1, 4, 5}, {2, 3, 6, 7}, {8, 9, 12, 13}, {10, 11, 14, 15}})

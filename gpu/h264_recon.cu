@@ -1,0 +1,179 @@
+// h264_recon.cu: the H.264 encoder's reconstruction stage on the GPU: inter pass, intra and deblocking wavefronts
+#include "gpu/h264_recon.h"
+
+#include <algorithm>
+
+#include "common/h264enc/deblock.h"
+#include "common/h264enc/recon_mb.h"
+
+namespace gvc {
+namespace cuda {
+
+namespace {
+
+using h264::Macroblock;
+using h264::ReconPicture;
+using h264::ReconRef;
+
+// A frame and its references as one kernel parameter (the kernels copy the references into
+// their own memory and point ReconPicture::refs at them).
+struct KernelFrame {
+  ReconPicture f;
+  ReconRef refs[4];
+};
+
+__device__ ReconPicture with_refs(const KernelFrame& k, ReconRef* local) {
+  ReconPicture f = k.f;
+  for (int r = 0; r < f.num_refs; r++) local[r] = k.refs[r];
+  f.refs = local;
+  return f;
+}
+
+// Every inter macroblock: they read only the references.
+__global__ void recon_inter(KernelFrame k) {
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= k.f.mb_width * k.f.mb_height) return;
+  if (h264::is_intra(k.f.mbs[i].type)) return;
+  ReconRef refs[4];
+  const ReconPicture f = with_refs(k, refs);
+  h264::reconstruct_mb(f, i % f.mb_width, i / f.mb_width);
+}
+
+// The intra macroblocks of wave t: (x, y) with x + 2y == t.
+__global__ void recon_intra_wave(KernelFrame k, int t) {
+  const int y = blockIdx.x * blockDim.x + threadIdx.x;
+  const int x = t - 2 * y;
+  if (y >= k.f.mb_height || x < 0 || x >= k.f.mb_width) return;
+  if (!h264::is_intra(k.f.mbs[y * k.f.mb_width + x].type)) return;
+  ReconRef refs[4];
+  const ReconPicture f = with_refs(k, refs);
+  h264::reconstruct_mb(f, x, y);
+}
+
+// The loop filter of wave t, one warp per macroblock, 16 lanes filtering the lines of an edge.
+__global__ void deblock_wave(h264::DeblockPlanes pic, const Macroblock* mbs, int mb_width, int mb_height,
+                             h264::DeblockParams p, int t) {
+  const int y = blockIdx.x * (blockDim.x / 32) + threadIdx.x / 32;
+  const int lane = threadIdx.x & 31;
+  const int x = t - 2 * y;
+  if (y >= mb_height || x < 0 || x >= mb_width || lane >= 16) return;
+  const h264::MbMap map{mbs, mb_width, mb_height, -1};
+  h264::deblock_mb(pic, map, x, y, p, lane, 16);
+}
+
+Status copy_plane_up(DeviceBuffer& dst, const std::vector<uint8_t>& src, cudaStream_t s) {
+  GVC_TRY(dst.reserve(src.size()));
+  GVC_CUDA_TRY(cudaMemcpyAsync(dst.get(), src.data(), src.size(), cudaMemcpyHostToDevice, s));
+  return {};
+}
+
+}  // namespace
+
+Status H264ReconCore::upload_ref(const h264::RefPicture& ref, uint64_t id, RefEntry& e, cudaStream_t s) {
+  const h264::LumaRefView v = ref.luma.view();
+  const size_t luma_bytes = size_t(v.w) * size_t(v.h);
+  for (int p = 0; p < 4; p++) {
+    GVC_TRY(e.luma[p].reserve(luma_bytes));
+    GVC_CUDA_TRY(cudaMemcpyAsync(e.luma[p].get(), v.plane[p], luma_bytes, cudaMemcpyHostToDevice, s));
+  }
+  for (int c = 0; c < 2; c++) GVC_TRY(copy_plane_up(e.chroma[c], ref.pic.plane[1 + c], s));
+  e.id = id;
+  return {};
+}
+
+Status H264ReconCore::run(const h264::ReconJob& job, cudaStream_t s) {
+  if (job.num_refs < 0 || job.num_refs > 4) return Status::error("at most 4 reference pictures");
+  const int mb_count = job.mb_width * job.mb_height;
+  KernelFrame k{};
+  ReconPicture& f = k.f;
+
+  // References: the device copies by id, uploading the ones not held (least recently used
+  // entries that are not references of this frame make room).
+  for (int r = 0; r < job.num_refs; r++) {
+    const uint64_t id = job.ref_ids[r];
+    RefEntry* e = nullptr;
+    for (RefEntry& c : refs_)
+      if (c.id == id && id != 0) e = &c;
+    if (!e) {
+      for (RefEntry& c : refs_) {
+        const bool in_use = std::find(job.ref_ids, job.ref_ids + job.num_refs, c.id) != job.ref_ids + job.num_refs;
+        if (!in_use && c.id != id && (!e || c.last_use < e->last_use)) e = &c;
+      }
+      if (!e) return Status::error("no room for a reference picture on the device");
+      GVC_TRY(upload_ref(*job.refs[r], id, *e, s));
+    }
+    e->last_use = ++uses_;
+    const h264::Picture& pic = job.refs[r]->pic;
+    const h264::LumaRefView hv = job.refs[r]->luma.view();
+    ReconRef& d = k.refs[r];
+    for (int p = 0; p < 4; p++) d.luma.plane[p] = e->luma[p].get<uint8_t>();
+    d.luma.w = hv.w;
+    d.luma.h = hv.h;
+    d.chroma[0] = e->chroma[0].get<uint8_t>();
+    d.chroma[1] = e->chroma[1].get<uint8_t>();
+    d.chroma_stride = pic.stride[1];
+    d.chroma_width = pic.width(1);
+    d.chroma_height = pic.height(1);
+  }
+
+  for (int p = 0; p < 3; p++) {
+    GVC_TRY(copy_plane_up(src_[p], job.src->plane[p], s));
+    GVC_TRY(rec_[p].reserve(job.rec->plane[p].size()));
+    f.src[p] = src_[p].get<uint8_t>();
+    f.src_stride[p] = job.src->stride[p];
+    f.rec[p] = rec_[p].get<uint8_t>();
+    f.rec_stride[p] = job.rec->stride[p];
+  }
+  const size_t mb_bytes = size_t(mb_count) * sizeof(Macroblock);
+  GVC_TRY(mbs_.reserve(mb_bytes));
+  GVC_CUDA_TRY(cudaMemcpyAsync(mbs_.get(), job.mbs, mb_bytes, cudaMemcpyHostToDevice, s));
+  f.mbs = mbs_.get<Macroblock>();
+  f.mb_width = job.mb_width;
+  f.mb_height = job.mb_height;
+  f.refs = nullptr;
+  f.num_refs = job.num_refs;
+  f.qp = job.qp;
+  f.qpc = job.qpc;
+  f.p_slice = job.p_slice;
+
+  // The waves that hold an intra macroblock (the decisions are on the host).
+  int first_wave = -1, last_wave = -1;
+  for (int i = 0; i < mb_count; i++) {
+    if (!h264::is_intra(job.mbs[i].type)) continue;
+    const int t = i % job.mb_width + 2 * (i / job.mb_width);
+    if (first_wave < 0 || t < first_wave) first_wave = t;
+    last_wave = std::max(last_wave, t);
+  }
+  const int waves = job.mb_width + 2 * (job.mb_height - 1);
+  if (job.num_refs > 0) {
+    recon_inter<<<(mb_count + 63) / 64, 64, 0, s>>>(k);
+    GVC_CUDA_TRY(cudaGetLastError());
+  }
+  const int rows_per_block = 32;
+  for (int t = first_wave; t >= 0 && t <= last_wave; t++) {
+    recon_intra_wave<<<(job.mb_height + rows_per_block - 1) / rows_per_block, rows_per_block, 0, s>>>(k, t);
+    GVC_CUDA_TRY(cudaGetLastError());
+  }
+  if (job.deblock) {
+    h264::DeblockPlanes dp;
+    for (int p = 0; p < 3; p++) {
+      dp.plane[p] = f.rec[p];
+      dp.stride[p] = f.rec_stride[p];
+    }
+    const int warps = 4;  // macroblocks per block
+    for (int t = 0; t < waves; t++) {
+      deblock_wave<<<(job.mb_height + warps - 1) / warps, 32 * warps, 0, s>>>(
+          dp, f.mbs, job.mb_width, job.mb_height, job.deblock_params, t);
+      GVC_CUDA_TRY(cudaGetLastError());
+    }
+  }
+  for (int p = 0; p < 3; p++)
+    GVC_CUDA_TRY(cudaMemcpyAsync(job.rec->plane[p].data(), rec_[p].get(), job.rec->plane[p].size(),
+                                 cudaMemcpyDeviceToHost, s));
+  GVC_CUDA_TRY(cudaMemcpyAsync(job.mbs, mbs_.get(), mb_bytes, cudaMemcpyDeviceToHost, s));
+  GVC_CUDA_TRY(cudaStreamSynchronize(s));
+  return {};
+}
+
+}  // namespace cuda
+}  // namespace gvc

@@ -1,0 +1,43 @@
+// h264_recon.h (gpu): the H.264 encoder's reconstruction stage on the GPU (recon_mb.h and deblock.h as CUDA kernels)
+//
+// gpu/backend.cpp wraps H264ReconCore in an h264::FrameReconstructor; checkgpu calls it
+// directly. The same GVC_HD code as the CPU stage runs, so the bits are the CPU's.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+#include <vector>
+
+#include "common/h264enc/frame_recon.h"
+#include "gpu/device.h"
+
+namespace gvc {
+namespace cuda {
+
+class H264ReconCore {
+ public:
+  // Runs `job` on stream `s` and waits for it: uploads the source and the decisions;
+  // reconstructs the inter macroblocks all at once, then the intra ones in a wavefront
+  // (macroblock (x, y) in wave x + 2y, after its left, upper-left, upper and upper-right
+  // neighbours); deblocks in the same wavefront, one warp per macroblock; downloads the
+  // reconstruction and the coded macroblocks into the job's host memory. Reference pictures
+  // are kept on the device by id; one not held yet is uploaded from the job.
+  Status run(const h264::ReconJob& job, cudaStream_t s);
+
+ private:
+  struct RefEntry {
+    uint64_t id = 0;  // 0: free
+    uint64_t last_use = 0;
+    DeviceBuffer luma[4];  // LumaRefPlanes' G, b, h, j (padded)
+    DeviceBuffer chroma[2];
+  };
+  Status upload_ref(const h264::RefPicture& ref, uint64_t id, RefEntry& e, cudaStream_t s);
+
+  std::vector<RefEntry> refs_ = std::vector<RefEntry>(5);
+  uint64_t uses_ = 0;
+  DeviceBuffer src_[3], rec_[3], mbs_;
+};
+
+}  // namespace cuda
+}  // namespace gvc

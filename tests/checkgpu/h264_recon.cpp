@@ -1,0 +1,149 @@
+// h264_recon.cpp (checkgpu): the H.264 encoder on the CUDA backend (GPU reconstruction and loop filter) against the CPU one, bit for bit
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstring>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "checkgpu.h"
+#include "common/h264enc/encoder.h"
+
+namespace checkgpu {
+namespace {
+
+using gvc::h264::Encoder;
+using gvc::h264::EncodedFrame;
+using gvc::h264::EncoderParams;
+using gvc::h264::FrameIn;
+using gvc::h264::Macroblock;
+
+enum class Content { Real, Noise };
+
+struct Case {
+  int w, h, frames, qp, refs, slices;
+  bool deblock;
+  Content content;
+  gvc::IntraPruneMethod prune = gvc::IntraPruneMethod::None;
+};
+
+std::string case_name(const testing::TestParamInfo<Case>& info) {
+  const Case& c = info.param;
+  std::ostringstream s;
+  s << c.w << "x" << c.h << "_qp" << c.qp << "_ref" << c.refs << "_sl" << c.slices
+    << (c.deblock ? "" : "_nodeblock") << (c.content == Content::Noise ? "_noise" : "_real")
+    << (c.prune == gvc::IntraPruneMethod::Kirsch ? "_kirsch" : "");
+  return s.str();
+}
+
+// I420 frame `i` of the case: a window of the painting panning 3 px right and 2 px down per
+// frame (chroma from the painting at other offsets), or noise.
+std::vector<uint8_t> make_frame(const Case& c, int i, std::mt19937_64& rng) {
+  std::vector<uint8_t> f(size_t(c.w) * c.h * 3 / 2);
+  const Plane& e = elephants();
+  if (c.content == Content::Noise) {
+    std::uniform_int_distribution<int> byte(0, 255);
+    for (auto& v : f) v = uint8_t(byte(rng));
+    return f;
+  }
+  auto px = [&](int x, int y) {
+    return e.pix[size_t(std::min(y, e.height - 1)) * e.stride + std::min(x, e.width - 1)];
+  };
+  const int ox = 40 + 3 * i, oy = 30 + 2 * i;
+  for (int y = 0; y < c.h; y++)
+    for (int x = 0; x < c.w; x++) f[size_t(y) * c.w + x] = px(ox + x, oy + y);
+  uint8_t* u = f.data() + size_t(c.w) * c.h;
+  uint8_t* v = u + size_t(c.w / 2) * (c.h / 2);
+  for (int y = 0; y < c.h / 2; y++)
+    for (int x = 0; x < c.w / 2; x++) {
+      u[size_t(y) * (c.w / 2) + x] = uint8_t(64 + px(2 * (ox + x) + 700, 2 * (oy + y) + 300) / 2);
+      v[size_t(y) * (c.w / 2) + x] = uint8_t(192 - px(2 * (ox + x) + 1500, 2 * (oy + y) + 900) / 2);
+    }
+  return f;
+}
+
+class H264ReconCheck : public testing::TestWithParam<Case> {};
+
+TEST_P(H264ReconCheck, SameBitstreamAndReconstruction) {
+  gvc::Backend* be = cuda_backend();
+  if (!be) GTEST_SKIP() << "no CUDA device: " << no_cuda_reason();
+  const Case& c = GetParam();
+  if (c.content == Content::Real && elephants().pix.empty())
+    GTEST_SKIP() << "no real test content (GVC_ELEPHANTS names the raw 4096x2304 luma file)";
+  EncoderParams p;
+  p.width = c.w;
+  p.height = c.h;
+  p.rc.qp = c.qp;
+  p.ref_frames = c.refs;
+  p.slices = c.slices;
+  p.deblock.enabled = c.deblock;
+  p.analyse.intra_prune = c.prune;
+  p.keyint_max = 3;  // an IDR inside the run too
+  Encoder cpu, gpu;
+  ASSERT_TRUE(cpu.init(p).ok());
+  gvc::Status st = gpu.init(p, be);
+  ASSERT_TRUE(st.ok()) << st.message();
+  ASSERT_STREQ(gpu.reconstructor_name(), "cuda");
+  ASSERT_STREQ(cpu.reconstructor_name(), "cpu");
+  std::mt19937_64 rng = rng_for(case_name({c, 0}));
+  int intra = 0, inter = 0, pcm = 0;
+  for (int i = 0; i < c.frames; i++) {
+    std::vector<uint8_t> f = make_frame(c, i, rng);
+    FrameIn in;
+    in.plane[0] = f.data();
+    in.plane[1] = f.data() + size_t(c.w) * c.h;
+    in.plane[2] = in.plane[1] + size_t(c.w / 2) * (c.h / 2);
+    in.stride[0] = c.w;
+    in.stride[1] = in.stride[2] = c.w / 2;
+    EncodedFrame a, b;
+    ASSERT_TRUE(cpu.encode(in, false, a).ok());
+    st = gpu.encode(in, false, b);
+    ASSERT_TRUE(st.ok()) << st.message();
+    const auto& ma = cpu.macroblocks();
+    const auto& mb = gpu.macroblocks();
+    for (size_t m = 0; m < ma.size(); m++) {
+      const Macroblock& x = ma[m];
+      const Macroblock& y = mb[m];
+      const bool same = x.type == y.type && x.cbp == y.cbp &&
+                        !std::memcmp(x.luma, y.luma, sizeof(x.luma)) &&
+                        !std::memcmp(x.luma_dc, y.luma_dc, sizeof(x.luma_dc)) &&
+                        !std::memcmp(x.chroma_dc, y.chroma_dc, sizeof(x.chroma_dc)) &&
+                        !std::memcmp(x.chroma_ac, y.chroma_ac, sizeof(x.chroma_ac)) &&
+                        !std::memcmp(x.mvd, y.mvd, sizeof(x.mvd));
+      ASSERT_TRUE(same) << "frame " << i << ": macroblock " << m % ((c.w + 15) / 16) << ","
+                        << m / ((c.w + 15) / 16) << " differs (type cpu " << int(x.type) << ", gpu "
+                        << int(y.type) << "; cbp " << int(x.cbp) << "/" << int(y.cbp) << ")";
+      intra += gvc::h264::is_intra(x.type);
+      inter += !gvc::h264::is_intra(x.type);
+      pcm += x.type == gvc::h264::MbType::IPcm;
+    }
+    ASSERT_EQ(a.annexb, b.annexb) << "frame " << i << ": bitstreams differ";
+    std::vector<uint8_t> ra, rb;
+    cpu.recon_i420(ra);
+    gpu.recon_i420(rb);
+    ASSERT_EQ(ra, rb) << "frame " << i << ": reconstructions differ";
+  }
+  RecordProperty("intra_mbs", intra);
+  RecordProperty("inter_mbs", inter);
+  if (c.qp == 0 && c.content == Content::Noise) EXPECT_GT(pcm, 0) << "noise at QP 0 must use I_PCM";
+}
+
+std::vector<Case> cases() {
+  return {
+      {176, 144, 5, 26, 1, 1, true, Content::Real},
+      {176, 144, 5, 0, 1, 1, true, Content::Noise},
+      {176, 144, 4, 51, 2, 1, true, Content::Real},
+      {352, 288, 5, 12, 4, 4, true, Content::Real},
+      {352, 288, 4, 34, 4, 1, false, Content::Real},
+      {352, 288, 4, 30, 1, 3, true, Content::Real, gvc::IntraPruneMethod::Kirsch},
+      {720, 528, 3, 22, 2, 1, true, Content::Real},
+      {1366, 768, 3, 28, 1, 4, true, Content::Real},
+      {1920, 1080, 3, 24, 1, 1, true, Content::Real},
+  };
+}
+
+INSTANTIATE_TEST_SUITE_P(H264, H264ReconCheck, testing::ValuesIn(cases()), case_name);
+
+}  // namespace
+}  // namespace checkgpu
