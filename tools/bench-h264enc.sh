@@ -1,0 +1,36 @@
+#!/bin/bash
+# tools/bench-h264enc.sh: H.264 encoding fps at 1080p: our engine (CUDA and CPU backends) next to x264enc, one run
+#
+# Usage: tools/bench-h264enc.sh BUILDDIR [FRAMES]   ($GVC_ELEPHANTS names the raw painting)
+# The same panning 1080p frames (bench-h264enc --write-raw) go through: bench-h264enc with the
+# CUDA backend (per-stage medians), cudah264enc in a CUDA-memory pipeline (cudaupload), and
+# x264enc ultrafast / veryfast / medium with threads=0, constrained-baseline, from the same
+# file. fps = frames / wall time of the encoding pipeline (file read and parse included).
+set -uo pipefail
+build=${1:?usage: tools/bench-h264enc.sh BUILDDIR [FRAMES]}
+frames=${2:-60}
+raw=${TMPDIR:-/tmp}/gvc-bench-1080p.i420
+bench=$build/tools/bench-h264enc
+export GST_PLUGIN_PATH=$build/gst${GST_PLUGIN_PATH:+:$GST_PLUGIN_PATH}
+
+echo "== bench-h264enc, CUDA backend ($frames frames)"
+"$bench" --backend cuda --frames "$frames" --write-raw "$raw" || exit 1
+echo "== bench-h264enc, CPU backend (5 frames)"
+"$bench" --backend cpu --frames 5 || true
+
+src="filesrc location=$raw ! rawvideoparse width=1920 height=1080 format=i420 framerate=30/1"
+run() {  # run LABEL PIPELINE-TAIL: prints fps
+  local label=$1 t0 t1
+  shift
+  t0=$(date +%s.%N)
+  if ! gst-launch-1.0 -q $src ! "$@" ! fakesink sync=false > /tmp/gvc-bench-gst.log 2>&1; then
+    echo "$label: failed"; tail -3 /tmp/gvc-bench-gst.log; return 1
+  fi
+  t1=$(date +%s.%N)
+  python3 -c "print(f'{\"$label\":28s} {$frames / ($t1 - $t0):8.1f} fps')"
+}
+echo "== pipelines ($frames frames of 1920x1080 I420, $(nproc) cores)"
+run "cudah264enc (CUDA memory)" cudaupload ! cudah264enc backend=cuda
+for p in ultrafast veryfast medium; do
+  run "x264enc $p" x264enc speed-preset=$p threads=0 ! "video/x-h264,profile=constrained-baseline"
+done

@@ -1,0 +1,156 @@
+// bench_h264enc.cpp: encoding speed of the H.264 engine on the CPU or CUDA backend, per stage, on a panning real picture
+//
+// Usage: bench-h264enc [--backend cpu|cuda] [--size WxH] [--frames N] [--qp QP] [--refs N]
+//                      [--write-raw FILE]
+// The frames are a window panning over the painting in $GVC_ELEPHANTS (raw 4096x2304 luma,
+// tools/gpu-host-test.sh --make-content), chroma from other parts of it. --write-raw also
+// writes them as I420, for the x264enc runs of tools/bench-h264enc.sh. Prints the median of
+// each stage (EncodedFrame::times) and the frames per second of the whole run.
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "common/h264enc/encoder.h"
+#if GVC_HAVE_CUDA
+#include "gpu/backend.h"
+#endif
+
+namespace {
+
+double median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+int usage() {
+  std::fprintf(stderr, "usage: bench-h264enc [--backend cpu|cuda] [--size WxH] [--frames N] [--qp QP] "
+                       "[--refs N] [--write-raw FILE]\n");
+  return 2;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::string backend_name = "cuda", raw_path;
+  int w = 1920, h = 1080, frames = 30, qp = 26, refs = 1;
+  for (int i = 1; i < argc; i++) {
+    const std::string a = argv[i];
+    const char* v = i + 1 < argc ? argv[i + 1] : nullptr;
+    if (!v) return usage();
+    if (a == "--backend") backend_name = v;
+    else if (a == "--size") { if (std::sscanf(v, "%dx%d", &w, &h) != 2) return usage(); }
+    else if (a == "--frames") frames = std::atoi(v);
+    else if (a == "--qp") qp = std::atoi(v);
+    else if (a == "--refs") refs = std::atoi(v);
+    else if (a == "--write-raw") raw_path = v;
+    else return usage();
+    i++;
+  }
+  const char* path = std::getenv("GVC_ELEPHANTS");
+  std::vector<uint8_t> pic(size_t(4096) * 2304);
+  std::ifstream f(path ? path : "", std::ios::binary);
+  if (!f || !f.read(reinterpret_cast<char*>(pic.data()), std::streamsize(pic.size()))) {
+    std::fprintf(stderr, "bench-h264enc: GVC_ELEPHANTS must name the raw 4096x2304 luma file\n");
+    return 1;
+  }
+  if (w < 16 || h < 16 || w % 2 || h % 2 || w + 2 * frames + 2200 > 4096 || h + frames + 1200 > 2304) {
+    std::fprintf(stderr, "bench-h264enc: size and frame count must fit the painting\n");
+    return 1;
+  }
+  auto px = [&](int x, int y) { return pic[size_t(y) * 4096 + size_t(x)]; };
+  std::vector<std::vector<uint8_t>> clip(static_cast<size_t>(frames));
+  for (int i = 0; i < frames; i++) {
+    std::vector<uint8_t>& fr = clip[size_t(i)];
+    fr.resize(size_t(w) * h * 3 / 2);
+    const int ox = 2 * i, oy = i;  // a pan of (2, 1) pixels per frame
+    for (int y = 0; y < h; y++)
+      for (int x = 0; x < w; x++) fr[size_t(y) * w + x] = px(ox + x, oy + y);
+    uint8_t* u = fr.data() + size_t(w) * h;
+    uint8_t* v = u + size_t(w / 2) * (h / 2);
+    for (int y = 0; y < h / 2; y++)
+      for (int x = 0; x < w / 2; x++) {
+        u[size_t(y) * (w / 2) + x] = uint8_t(64 + px(ox + 2 * x + 2000 - w / 2, oy + 2 * y + 1100 - h / 2) / 2);
+        v[size_t(y) * (w / 2) + x] = uint8_t(192 - px(ox / 2 + x + 100, oy / 2 + y + 1200) / 2);
+      }
+  }
+  if (!raw_path.empty()) {
+    std::ofstream out(raw_path, std::ios::binary);
+    for (const auto& fr : clip) out.write(reinterpret_cast<const char*>(fr.data()), std::streamsize(fr.size()));
+    if (!out) {
+      std::fprintf(stderr, "bench-h264enc: cannot write %s\n", raw_path.c_str());
+      return 1;
+    }
+  }
+
+  std::unique_ptr<gvc::Backend> backend;
+  if (backend_name == "cuda") {
+#if GVC_HAVE_CUDA
+    gvc::Status why;
+    backend = gvc::make_cuda_backend(0, &why);
+    if (!backend) {
+      std::fprintf(stderr, "bench-h264enc: %s\n", why.message().c_str());
+      return 1;
+    }
+#else
+    std::fprintf(stderr, "bench-h264enc: built without CUDA\n");
+    return 1;
+#endif
+  } else if (backend_name != "cpu") {
+    return usage();
+  }
+  gvc::h264::EncoderParams p;
+  p.width = w;
+  p.height = h;
+  p.rc.qp = qp;
+  p.ref_frames = refs;
+  gvc::h264::Encoder enc;
+  gvc::Status st = enc.init(p, backend.get());
+  if (!st.ok()) {
+    std::fprintf(stderr, "bench-h264enc: %s\n", st.message().c_str());
+    return 1;
+  }
+  std::vector<double> total, analysis, decision, recon, entropy, reference;
+  size_t bytes = 0;
+  const auto start = std::chrono::steady_clock::now();
+  for (int i = 0; i < frames; i++) {
+    const std::vector<uint8_t>& fr = clip[size_t(i)];
+    gvc::h264::FrameIn in;
+    in.plane[0] = fr.data();
+    in.plane[1] = fr.data() + size_t(w) * h;
+    in.plane[2] = in.plane[1] + size_t(w / 2) * (h / 2);
+    in.stride[0] = w;
+    in.stride[1] = in.stride[2] = w / 2;
+    gvc::h264::EncodedFrame out;
+    const auto t0 = std::chrono::steady_clock::now();
+    st = enc.encode(in, false, out);
+    if (!st.ok()) {
+      std::fprintf(stderr, "bench-h264enc: frame %d: %s\n", i, st.message().c_str());
+      return 1;
+    }
+    const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    bytes += out.annexb.size();
+    if (i == 0) continue;  // the IDR and the first use of the device stay out of the medians
+    total.push_back(ms);
+    analysis.push_back(out.times.analysis);
+    decision.push_back(out.times.decision);
+    recon.push_back(out.times.recon);
+    entropy.push_back(out.times.entropy);
+    reference.push_back(out.times.reference);
+  }
+  const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  std::printf("bench-h264enc %dx%d qp %d refs %d backend %s (reconstruction: %s), %d frames\n", w, h, qp,
+              refs, backend_name.c_str(), enc.reconstructor_name(), frames);
+  std::printf("  median P frame %.2f ms: analysis %.2f, decision %.2f, reconstruction %.2f, entropy %.2f, "
+              "reference planes %.2f\n",
+              median(total), median(analysis), median(decision), median(recon), median(entropy),
+              median(reference));
+  std::printf("  %.2f fps over the run, %.1f kbit/frame\n", frames / secs, bytes * 8.0 / 1000 / frames);
+  return 0;
+}
