@@ -11,12 +11,15 @@
 //     7th call (a mid-stream drain: GAP, STREAM_START)
 //   mode bit 7: take the frames only after the last call, not after each one.
 // Every output frame is checked: a sane size, planes of that size, samples within 10 bits.
+// Inputs with an SPS above level 5.2's picture size are skipped (see too_large()).
 // HEVC_FUZZ_VERBOSE=1 prints each decode() error and the frame count (to see what a seed reaches).
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <vector>
+
+#include <gst/codecparsers/gsth265parser.h>
 
 #include "common/hevcdec/decoder.h"
 
@@ -53,6 +56,34 @@ void decode(gvc::hevc::Decoder& dec, const uint8_t* data, size_t size) {
   if (!dec.decode(data, size) && kVerbose) std::fprintf(stderr, "decode: %s\n", dec.error().c_str());
 }
 
+// Does an SPS of the input declare more luma samples than level 5.2 allows (MaxLumaPs of
+// Table A.8, 4096x2176)? GstH265Parser takes up to 16888x16888, and such a picture costs
+// gigabytes and tens of seconds under ASan, which libFuzzer would report as an OOM or a
+// timeout; like FFmpeg's fuzzers (max_pixels), the target skips those inputs. The parameter
+// sets are parsed in the same order as the engine does, with the same parser.
+bool too_large(const uint8_t* data, size_t size) {
+  constexpr uint64_t kMaxLumaPs = 8912896;
+  GstH265Parser* parser = gst_h265_parser_new();
+  GstH265NalUnit nalu;
+  guint offset = 0;
+  bool large = false;
+  while (!large && offset < size) {
+    const GstH265ParserResult r = gst_h265_parser_identify_nalu(parser, data, offset, size, &nalu);
+    if (r != GST_H265_PARSER_OK && r != GST_H265_PARSER_NO_NAL_END) break;
+    offset = nalu.offset + nalu.size;
+    if (nalu.type == GST_H265_NAL_VPS) {
+      GstH265VPS vps;
+      gst_h265_parser_parse_vps(parser, &nalu, &vps);
+    } else if (nalu.type == GST_H265_NAL_SPS) {
+      GstH265SPS sps;
+      if (gst_h265_parser_parse_sps(parser, &nalu, &sps, TRUE) == GST_H265_PARSER_OK)
+        large = uint64_t(sps.pic_width_in_luma_samples) * sps.pic_height_in_luma_samples > kMaxLumaPs;
+    }
+  }
+  gst_h265_parser_free(parser);
+  return large;
+}
+
 // Offset of the next 00 00 01 at or after `from`, or `size`.
 size_t next_start_code(const uint8_t* data, size_t size, size_t from) {
   for (size_t i = from; i + 2 < size; ++i)
@@ -80,6 +111,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   size -= 1;
   const unsigned split = mode & 3;
   const bool drain_each = !(mode & 0x80);
+  if (too_large(data, size)) return 0;
 
   frames_out = 0;
   gvc::hevc::Decoder dec;
