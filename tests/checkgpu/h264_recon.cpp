@@ -105,15 +105,26 @@ TEST_P(H264ReconCheck, SameBitstreamAndReconstruction) {
     for (size_t m = 0; m < ma.size(); m++) {
       const Macroblock& x = ma[m];
       const Macroblock& y = mb[m];
-      const bool same = x.type == y.type && x.cbp == y.cbp &&
-                        !std::memcmp(x.luma, y.luma, sizeof(x.luma)) &&
-                        !std::memcmp(x.luma_dc, y.luma_dc, sizeof(x.luma_dc)) &&
-                        !std::memcmp(x.chroma_dc, y.chroma_dc, sizeof(x.chroma_dc)) &&
-                        !std::memcmp(x.chroma_ac, y.chroma_ac, sizeof(x.chroma_ac)) &&
-                        !std::memcmp(x.mvd, y.mvd, sizeof(x.mvd));
-      ASSERT_TRUE(same) << "frame " << i << ": macroblock " << m % ((c.w + 15) / 16) << ","
-                        << m / ((c.w + 15) / 16) << " differs (type cpu " << int(x.type) << ", gpu "
-                        << int(y.type) << "; cbp " << int(x.cbp) << "/" << int(y.cbp) << ")";
+      std::string diff;
+      auto cmp = [&](const char* name, const auto& a, const auto& b) {
+        const auto* pa = reinterpret_cast<const int16_t*>(&a);
+        const auto* pb = reinterpret_cast<const int16_t*>(&b);
+        for (size_t k = 0; k < sizeof(a) / 2 && diff.empty(); k++)
+          if (pa[k] != pb[k])
+            diff = std::string(name) + "[" + std::to_string(k) + "] cpu " + std::to_string(pa[k]) + " gpu " +
+                   std::to_string(pb[k]);
+      };
+      if (x.type != y.type || x.cbp != y.cbp) diff = "type or cbp";
+      cmp("luma_dc", x.luma_dc, y.luma_dc);
+      cmp("luma", x.luma, y.luma);
+      cmp("chroma_dc", x.chroma_dc, y.chroma_dc);
+      cmp("chroma_ac", x.chroma_ac, y.chroma_ac);
+      cmp("mvd", x.mvd, y.mvd);
+      if (x.i16_mode != y.i16_mode || x.chroma_mode != y.chroma_mode) diff += " (modes differ)";
+      ASSERT_TRUE(diff.empty()) << "frame " << i << ": macroblock " << m % ((c.w + 15) / 16) << ","
+                                << m / ((c.w + 15) / 16) << " differs: " << diff << " (type " << int(x.type)
+                                << ", cbp " << int(x.cbp) << "/" << int(y.cbp) << ", i16 mode " << int(x.i16_mode)
+                                << ", chroma mode " << int(x.chroma_mode) << ")";
       intra += gvc::h264::is_intra(x.type);
       inter += !gvc::h264::is_intra(x.type);
       pcm += x.type == gvc::h264::MbType::IPcm;
