@@ -60,7 +60,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "bench-h264enc: GVC_ELEPHANTS must name the raw 4096x2304 luma file\n");
     return 1;
   }
-  if (w < 16 || h < 16 || w % 2 || h % 2 || w + 2 * frames + 2200 > 4096 || h + frames + 1200 > 2304) {
+  if (w < 16 || h < 16 || w % 2 || h % 2 || w + 2 * frames > 4096 || h + frames > 2304) {
     std::fprintf(stderr, "bench-h264enc: size and frame count must fit the painting\n");
     return 1;
   }
