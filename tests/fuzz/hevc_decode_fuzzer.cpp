@@ -133,7 +133,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       if (split == 3) {
         bool vcl = begin + 3 < size && ((data[begin + 3] >> 1) & 63) <= 31;
         while (end < size && !(vcl && starts_access_unit(data, size, end))) {
-          vcl = vcl || ((data[end + 3 < size ? end + 3 : end] >> 1) & 63) <= 31;
+          if (end + 3 < size && ((data[end + 3] >> 1) & 63) <= 31) vcl = true;
           end = next_start_code(data, size, end + 3);
         }
       }
