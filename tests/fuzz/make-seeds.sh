@@ -29,7 +29,7 @@ seed() {
   if ffmpeg -nostdin -v error -y "${input[@]}" -frames:v "$frames" -an -pix_fmt "$pix_fmt" -c:v libx265 \
        -x265-params "log-level=error:info=0:frame-threads=1:$params" -f hevc "$tmp" </dev/null &&
      [ -s "$tmp" ]; then
-    { printf "\\x$mode"; cat "$tmp"; } >"$out/$name"
+    { printf '%b' "\\x$mode"; cat "$tmp"; } >"$out/$name"
     made=$((made + 1))
   else
     echo "make-seeds.sh: could not make $name ($params)" >&2

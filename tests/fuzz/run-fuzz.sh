@@ -31,7 +31,9 @@ main() {
       if command -v "$c" >/dev/null 2>&1; then cxx=$c; break; fi
     done
   fi
-  [ -n "$cxx" ] && command -v "$cxx" >/dev/null 2>&1 || skip "no clang++ (Debian: apt install clang)"
+  if [ -z "$cxx" ] || ! command -v "$cxx" >/dev/null 2>&1; then
+    skip "no clang++ (Debian: apt install clang)"
+  fi
   command -v ninja >/dev/null 2>&1 || skip "no ninja (Debian: apt install ninja-build)"
   pkgs=(gstreamer-codecparsers-1.0 gstreamer-1.0)
   pkg-config --exists "${pkgs[@]}" 2>/dev/null || skip "pkg-config finds no ${pkgs[*]}"
@@ -116,9 +118,6 @@ main() {
     [ -e "$f" ] || continue
     base64 -d "$f" >"$out/regressions/$(basename "$f" .b64)" || fail "cannot decode $f"
   done
-  # A corpus must not be empty; one empty stream is enough to start from.
-  [ -n "$(ls -A "$out/corpus" "$out/seeds" "$out/regressions" 2>/dev/null | grep -v '^\.\|:$\|^$')" ] ||
-    printf '\x00\x00\x00\x01\x40\x01' >"$out/corpus/vps-header"
 
   opts=(-timeout=10 -rss_limit_mb=2048 -error_exitcode=1 -timeout_exitcode=1
         -artifact_prefix="$out/artifacts/" -print_final_stats=1)
@@ -128,7 +127,7 @@ main() {
     tail -n 200 "$1"
     local a
     for a in "$out"/artifacts/*; do
-      [ -f "$a" ] && [ "$a" -nt "$1.start" ] || continue
+      if [ ! -f "$a" ] || [ ! "$a" -nt "$1.start" ]; then continue; fi
       echo "run-fuzz.sh: reproducer: $a ($(stat -c %s "$a") bytes); replay: $bin $a"
       if [ "$(stat -c %s "$a")" -le 16384 ]; then
         echo "run-fuzz.sh: as base64 (for tests/fuzz/regressions/NAME.b64):"
