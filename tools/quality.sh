@@ -6,10 +6,11 @@
 #                         [--pruning-qp Q | --no-pruning] [--repeat R] [--plot FILE | --no-plot]
 #                         [--max-bdrate PCT]
 #   Encoders: cudah264enc, x264-veryfast, x264-medium, openh264 (skipped when not installed);
-#   also x264-veryfast-ipf1 (ip-factor=1.0: the same QP for I and P frames, as cudah264enc).
+#   also x264-veryfast-ipf1 and cudah264enc-ipf1 (ip-factor=1.0: the same QP for I and P frames;
+#   both default to 1.4, I frames 3 QP finer).
 #   x264enc runs in constant-QP mode (pass=quant), psy-tune=psnr, caps profile=constrained-baseline;
 #   openh264enc in rate-control=quality with qp-min = qp-max; cudah264enc with qp= (its default
-#   speed-preset, medium). Every stream is decoded by ffmpeg and compared with the source frames by
+#   speed-preset, medium, and ip-factor, 1.4). Every stream is decoded by ffmpeg and compared with the source frames by
 #   ffmpeg's psnr filter (Y-PSNR of the mean squared error over all frames), frame by frame in
 #   decode order (setpts=N/TB: x264 writes VUI timing, the others do not, so timestamps differ).
 #   Pruning tables: cudah264enc with intra-pruning none, sobel, kirsch at one QP, with I and P
@@ -48,7 +49,7 @@ while [ $# -gt 0 ]; do
     --plot) PLOT=$2; shift 2 ;;
     --no-plot) PLOT=none; shift ;;
     --max-bdrate) MAX_BDRATE=$2; shift 2 ;;
-    -h|--help) sed -n '2,18p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,19p' "$0"; exit 0 ;;
     *) echo "quality.sh: unknown argument $1" >&2; exit 2 ;;
   esac
 done
@@ -93,10 +94,15 @@ clip_geometry() {
 encoder_fragment() {
   local q=$2
   case "$1" in
-    # cudah264enc[-sobel|-kirsch][-intra]: intra pruning; -intra: every frame an IDR
-    cudah264enc|cudah264enc-sobel*|cudah264enc-kirsch*|cudah264enc-intra)
+    # cudah264enc[-sobel|-kirsch][-intra]: intra pruning; -intra: every frame an IDR;
+    # cudah264enc-ipf1: ip-factor=1.0 (I frames at the P frames' QP)
+    cudah264enc|cudah264enc-sobel*|cudah264enc-kirsch*|cudah264enc-intra|cudah264enc-ipf1)
       local extra="" kim=250
-      case "$1" in *-kirsch*) extra=" intra-pruning=kirsch" ;; *-sobel*) extra=" intra-pruning=sobel" ;; esac
+      case "$1" in
+        *-kirsch*) extra=" intra-pruning=kirsch" ;;
+        *-sobel*) extra=" intra-pruning=sobel" ;;
+        *-ipf1) extra=" ip-factor=1.0" ;;
+      esac
       case "$1" in *-intra) kim=1 ;; esac
       echo "cudah264enc backend=$BACKEND qp=$q key-int-max=$kim$extra" ;;
     x264-veryfast|x264-medium)

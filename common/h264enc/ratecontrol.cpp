@@ -7,9 +7,7 @@
 namespace gvc::h264 {
 
 namespace {
-// An I frame's target, in frame periods of bits: it has no reference to predict from.
-constexpr double kIdrPeriods = 4.0;
-// How far the QP may move from the same frame type's last QP in one frame.
+// How far the P-frame QP may move from the last P frame's QP in one frame.
 constexpr int kMaxStep = 4;
 // Weight of the newest frame in the complexity average.
 constexpr double kLearn = 0.5;
@@ -19,10 +17,14 @@ constexpr double kVbvMargin = 0.6;
 double qstep_bits(int qp) { return std::exp2(-qp / 6.0); }
 }  // namespace
 
+int ip_qp_offset(double ip_factor) {
+  return ip_factor > 0 ? int(std::lround(6.0 * std::log2(ip_factor))) : 0;
+}
+
 void RateControl::init(const RateControlParams& p) {
   p_ = p;
   complexity_[0] = complexity_[1] = 0;
-  last_qp_[0] = last_qp_[1] = -1;
+  last_p_qp_ = -1;
   avg_error_ = 0;
   underflows_ = 0;
   size_ = fill_rate_bps() * p_.vbv_buffer_ms / 1000.0;
@@ -51,8 +53,7 @@ double RateControl::predict(bool idr, int qp) const {
   return complexity_[idr] * qstep_bits(qp);
 }
 
-int RateControl::frame_qp(bool idr) {
-  if (p_.mode == RcMode::Cqp) return p_.qp;
+int RateControl::p_frame_qp() {
   const double period_bits = 1000.0 * p_.bitrate_kbps / p_.fps;
   // Steer the buffer back to its initial fullness within half a second (Cbr), or the running
   // average back to the bitrate within two seconds (Vbr).
@@ -61,21 +62,23 @@ int RateControl::frame_qp(bool idr) {
     correction = (fullness_ - size_ * p_.vbv_init) / std::max(1.0, p_.fps / 2);
   else
     correction = -avg_error_ / std::max(1.0, 2 * p_.fps);
-  double target = (idr ? kIdrPeriods : 1.0) * period_bits + correction;
+  double target = period_bits + correction;
   target = std::max(target, period_bits / 8);
   target = std::min(target, fullness_ * kVbvMargin);
 
   // Nothing learnt of P frames yet: guess them a third of an I frame at the same QP.
-  if (!idr && complexity_[0] <= 0 && complexity_[1] > 0) complexity_[0] = complexity_[1] / 3;
-  int qp;
-  if (complexity_[idr] <= 0) {
-    qp = p_.qp;  // the very first frame
-  } else {
-    // c * 2^(-qp/6) = target
-    qp = int(std::lround(6.0 * std::log2(complexity_[idr] / std::max(target, 1.0))));
-    if (last_qp_[idr] >= 0) qp = std::clamp(qp, last_qp_[idr] - kMaxStep, last_qp_[idr] + kMaxStep);
-  }
-  qp = std::clamp(qp, p_.min_qp, p_.max_qp);
+  if (complexity_[0] <= 0 && complexity_[1] > 0) complexity_[0] = complexity_[1] / 3;
+  if (complexity_[0] <= 0) return p_.qp;  // the very first frame
+  // c * 2^(-qp/6) = target
+  int qp = int(std::lround(6.0 * std::log2(complexity_[0] / std::max(target, 1.0))));
+  if (last_p_qp_ >= 0) qp = std::clamp(qp, last_p_qp_ - kMaxStep, last_p_qp_ + kMaxStep);
+  return qp;
+}
+
+int RateControl::frame_qp(bool idr) {
+  const int offset = idr ? ip_qp_offset(p_.ip_factor) : 0;
+  if (p_.mode == RcMode::Cqp) return std::clamp(p_.qp - offset, 0, 51);
+  int qp = std::clamp(p_frame_qp() - offset, p_.min_qp, p_.max_qp);
   // Never plan a frame the buffer cannot hold with a margin.
   while (qp < p_.max_qp && complexity_[idr] > 0 && predict(idr, qp) > fullness_ * kVbvMargin) qp++;
   return qp;
@@ -85,7 +88,7 @@ void RateControl::update(bool idr, int qp, int64_t bits) {
   if (p_.mode == RcMode::Cqp) return;
   double c = double(bits) / qstep_bits(qp);
   complexity_[idr] = complexity_[idr] > 0 ? (1 - kLearn) * complexity_[idr] + kLearn * c : c;
-  last_qp_[idr] = qp;
+  if (!idr) last_p_qp_ = qp;
   if (double(bits) > fullness_) underflows_++;
   fullness_ = std::min(size_, fullness_ - double(bits) + fill_rate_bps() / p_.fps);
   if (fullness_ < 0) fullness_ = 0;

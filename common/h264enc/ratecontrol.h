@@ -7,9 +7,15 @@ namespace gvc::h264 {
 
 enum class RcMode { Cqp, Cbr, Vbr };
 
+// How many QP steps finer an I frame is coded than the P frames around it for x264's
+// --ipratio `ip_factor` (I-frame quantiser step = P step / ip_factor; the step doubles every
+// 6 QP): round(6 * log2(ip_factor)), 3 for x264's default 1.4.
+int ip_qp_offset(double ip_factor);
+
 struct RateControlParams {
   RcMode mode = RcMode::Cqp;
-  int qp = 26;                 // Cqp: the QP of every frame; Cbr/Vbr: the first frame's guess
+  int qp = 26;                 // Cqp: the QP of P frames; Cbr/Vbr: the first P-frame QP guess
+  double ip_factor = 1.4;      // I frames ip_qp_offset(ip_factor) QP below P frames (x264 --ipratio)
   int bitrate_kbps = 2048;     // Cbr: the rate; Vbr: the long-term average
   int max_bitrate_kbps = 0;    // Vbr: the VBV fill rate (0: 1.5 x bitrate); Cbr: ignored
   int vbv_buffer_ms = 1000;    // VBV size, in ms at the fill rate
@@ -25,14 +31,19 @@ struct RateControlParams {
 // with c, the frame type's complexity, re-estimated from every coded frame (exponential
 // average). The VBV is the hypothetical decoder's buffer of Annex C: it fills at the fill
 // rate, one frame period per frame, up to its size, and each coded frame leaves it whole at
-// once; it underflows when a frame is larger than what the buffer holds. Each frame's target
-// is the bits one frame period brings (bitrate / fps; an I frame several of them) corrected
-// towards a buffer at its initial fullness within half a second; the QP is the one whose
-// predicted size meets the target, moved by at most a few steps per frame, and raised until
-// the predicted size leaves a margin in the buffer.
+// once; it underflows when a frame is larger than what the buffer holds. A P frame's target
+// is the bits one frame period brings (bitrate / fps) corrected towards a buffer at its
+// initial fullness within half a second (Cbr) or towards the average bitrate within two
+// seconds (Vbr); its QP is the one whose predicted size meets the target, moved by at most a
+// few steps per frame. I frames follow the P frames as x264's --ipratio makes them: an IDR
+// takes the QP a P frame would get at that point minus ip_qp_offset(ip_factor) (the first
+// frame: qp minus the offset), so the I/P quality ratio is the same in every mode. Every QP is
+// then raised until the predicted size leaves a margin in the buffer.
 class RateControl {
  public:
   void init(const RateControlParams& p);
+  // Cqp: the P-frame QP from the next frame on (I frames follow it).
+  void set_qp(int qp) { p_.qp = qp; }
   // Takes a new average (and, for Cbr, fill) rate from the next frame on.
   void set_bitrate(int bitrate_kbps, int max_bitrate_kbps);
   // The QP for the next frame.
@@ -49,11 +60,12 @@ class RateControl {
  private:
   double fill_rate_bps() const;
   double predict(bool idr, int qp) const;
+  int p_frame_qp();  // Cbr/Vbr: the QP a P frame would get now, before the VBV margin
 
   RateControlParams p_;
   double size_ = 0, fullness_ = 0;
   double complexity_[2] = {0, 0};  // by frame type: 0 = P, 1 = I; 0 until one is coded
-  int last_qp_[2] = {-1, -1};
+  int last_p_qp_ = -1;             // the last P frame's QP; -1 until one is coded
   double avg_error_ = 0;           // Vbr: the running excess of coded bits over the average
   int underflows_ = 0;
 };
