@@ -1,7 +1,10 @@
 // backendsel.cpp: the backend=auto|cuda|cpu choice shared by the elements, and opening it
 #include "gst/backendsel.h"
 
+#include <cstdlib>
 #include <string>
+
+#include "common/h264enc/frame_recon.h"
 
 #if GVC_CUDAMV_CUDA
 #include "gpu/backend.h"
@@ -25,6 +28,152 @@ gvc_backend_choice_get_type (void)
   }
   return type;
 }
+
+namespace {
+
+/* The test hook GVC_TEST_BACKEND_FAIL_AFTER (see backendsel.h): a backend that forwards to
+ * another until it has made its quota of calls, then fails every call as a GPU that has
+ * failed mid-stream would. Calls: kernel runs (motion search, block selection, intra
+ * pruning, H.264 reconstruction), copies, synchronizations and allocations. */
+struct FaultBudget {
+  long left;
+
+  gvc::Status take (const char *what) {
+    if (left > 0) {
+      left--;
+      return gvc::Status ();
+    }
+    return gvc::Status::error (std::string ("injected backend failure in ") + what +
+        " (test hook GVC_TEST_BACKEND_FAIL_AFTER)");
+  }
+};
+
+class FaultyMotionSearch final : public gvc::MotionSearch {
+ public:
+  FaultyMotionSearch (std::unique_ptr<gvc::MotionSearch> inner,
+      std::shared_ptr<FaultBudget> budget)
+      : inner_ (std::move (inner)), budget_ (std::move (budget)) {}
+
+  gvc::Status run (const gvc::PlaneView & cur, const gvc::PlaneView & ref,
+      const gvc::MeParams & params, gvc::MbPartitionField & out) override {
+    gvc::Status st = budget_->take ("the motion search");
+    return st.ok () ? inner_->run (cur, ref, params, out) : st;
+  }
+  gvc::Status select_blocks (const gvc::MbPartitionField & parts,
+      gvc::BlockSize size, gvc::MvBlockField & out) override {
+    gvc::Status st = budget_->take ("the block selection");
+    return st.ok () ? inner_->select_blocks (parts, size, out) : st;
+  }
+
+ private:
+  std::unique_ptr<gvc::MotionSearch> inner_;
+  std::shared_ptr<FaultBudget> budget_;
+};
+
+class FaultyIntraPrune final : public gvc::IntraPrune {
+ public:
+  FaultyIntraPrune (std::unique_ptr<gvc::IntraPrune> inner,
+      std::shared_ptr<FaultBudget> budget)
+      : inner_ (std::move (inner)), budget_ (std::move (budget)) {}
+
+  gvc::Status run (const gvc::PlaneView & y, const gvc::PlaneView & u,
+      const gvc::PlaneView & v, gvc::IntraPruneMethod method,
+      gvc::IntraCandidateField & out) override {
+    gvc::Status st = budget_->take ("the intra pruning");
+    return st.ok () ? inner_->run (y, u, v, method, out) : st;
+  }
+
+ private:
+  std::unique_ptr<gvc::IntraPrune> inner_;
+  std::shared_ptr<FaultBudget> budget_;
+};
+
+class FaultyReconstructor final : public gvc::h264::FrameReconstructor {
+ public:
+  FaultyReconstructor (std::unique_ptr<gvc::h264::FrameReconstructor> inner,
+      std::shared_ptr<FaultBudget> budget)
+      : inner_ (std::move (inner)), budget_ (std::move (budget)) {}
+
+  const char *name () const override { return inner_->name (); }
+  gvc::Status run (const gvc::h264::ReconJob & job) override {
+    gvc::Status st = budget_->take ("the H.264 reconstruction");
+    return st.ok () ? inner_->run (job) : st;
+  }
+
+ private:
+  std::unique_ptr<gvc::h264::FrameReconstructor> inner_;
+  std::shared_ptr<FaultBudget> budget_;
+};
+
+class FaultyBackend final : public gvc::Backend {
+ public:
+  FaultyBackend (std::unique_ptr<gvc::Backend> inner, long calls)
+      : inner_ (std::move (inner)), budget_ (std::make_shared<FaultBudget> ()) {
+    budget_->left = calls;
+  }
+
+  const char *name () const override { return inner_->name (); }
+  gvc::MemoryLocation location () const override { return inner_->location (); }
+  std::unique_ptr<gvc::MotionSearch> motion_search () override {
+    auto inner = inner_->motion_search ();
+    if (!inner)
+      return nullptr;
+    return std::make_unique<FaultyMotionSearch> (std::move (inner), budget_);
+  }
+  std::unique_ptr<gvc::IntraPrune> intra_prune () override {
+    auto inner = inner_->intra_prune ();
+    if (!inner)
+      return nullptr;
+    return std::make_unique<FaultyIntraPrune> (std::move (inner), budget_);
+  }
+  std::unique_ptr<gvc::h264::FrameReconstructor> h264_reconstructor () override {
+    auto inner = inner_->h264_reconstructor ();
+    if (!inner)
+      return nullptr;
+    return std::make_unique<FaultyReconstructor> (std::move (inner), budget_);
+  }
+  void *allocate (size_t bytes) override {
+    return budget_->take ("an allocation").ok () ? inner_->allocate (bytes) : nullptr;
+  }
+  void release (void *p) override { inner_->release (p); }
+  gvc::Status copy (void *dst, gvc::MemoryLocation dst_loc, const void *src,
+      gvc::MemoryLocation src_loc, size_t bytes) override {
+    gvc::Status st = budget_->take ("a copy");
+    return st.ok () ? inner_->copy (dst, dst_loc, src, src_loc, bytes) : st;
+  }
+  gvc::Status synchronize () override {
+    gvc::Status st = budget_->take ("a synchronization");
+    return st.ok () ? inner_->synchronize () : st;
+  }
+
+ private:
+  std::unique_ptr<gvc::Backend> inner_;
+  std::shared_ptr<FaultBudget> budget_;
+};
+
+/* Wraps @backend in a FaultyBackend when the test hook asks for it. */
+std::unique_ptr<gvc::Backend>
+apply_test_hook (GstElement * element, std::unique_ptr<gvc::Backend> backend)
+{
+  const gchar *env = g_getenv ("GVC_TEST_BACKEND_FAIL_AFTER");
+  gchar *end = NULL;
+  gint64 calls;
+
+  if (!backend || !env || !*env)
+    return backend;
+  calls = g_ascii_strtoll (env, &end, 10);
+  if (*end || calls < 0) {
+    GST_WARNING_OBJECT (element, "GVC_TEST_BACKEND_FAIL_AFTER=%s is not a count: "
+        "ignored", env);
+    return backend;
+  }
+  GST_WARNING_OBJECT (element, "test hook: the %s backend fails after %"
+      G_GINT64_FORMAT " calls", backend->name (), calls);
+  return std::make_unique<FaultyBackend> (std::move (backend),
+      (long) MIN (calls, (gint64) G_MAXLONG));
+}
+
+}  // namespace
 
 #if GVC_CUDAMV_CUDA
 /* The CUDA backend in the pipeline's context, or nullptr and the reason in @why. */
@@ -64,8 +213,8 @@ open_cuda (GstElement * element, gint device_id, GstCudaContext ** context,
 }
 #endif
 
-std::unique_ptr<gvc::Backend>
-gvc_backend_open (GstElement * element, GvcBackendChoice choice,
+static std::unique_ptr<gvc::Backend>
+open_backend (GstElement * element, GvcBackendChoice choice,
     gint device_id, GstObject ** cuda_context)
 {
   GstElementFactory *factory = gst_element_get_factory (element);
@@ -102,4 +251,12 @@ gvc_backend_open (GstElement * element, GvcBackendChoice choice,
   g_message ("%s: no CUDA (%s), falling back to the CPU backend", name,
       why.c_str ());
   return gvc::make_cpu_backend ();
+}
+
+std::unique_ptr<gvc::Backend>
+gvc_backend_open (GstElement * element, GvcBackendChoice choice,
+    gint device_id, GstObject ** cuda_context)
+{
+  return apply_test_hook (element, open_backend (element, choice, device_id,
+          cuda_context));
 }

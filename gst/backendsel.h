@@ -25,6 +25,12 @@ G_END_DECLS
  * -1 for any) into *@cuda_context, a `GstCudaContext *` field of the element, and creates
  * the CUDA backend inside it. auto falls back to the CPU with a log line; cuda posts a
  * GST_ELEMENT_ERROR that says why and returns nullptr. @cuda_context may be NULL in builds
- * without GStreamer's CUDA library. */
+ * without GStreamer's CUDA library.
+ *
+ * Test hook: with the environment variable GVC_TEST_BACKEND_FAIL_AFTER=N (a count) set when
+ * the element starts, the backend's first N calls (kernel runs, copies, synchronizations,
+ * allocations) succeed and every later one fails with a status, as a GPU that fails
+ * mid-stream would; the element tests use it on the CPU to check that such a failure ends in
+ * a GST_ELEMENT_ERROR. It is meant for tests only. */
 std::unique_ptr<gvc::Backend> gvc_backend_open (GstElement * element,
     GvcBackendChoice choice, gint device_id, GstObject ** cuda_context);

@@ -62,6 +62,7 @@ enum {
   PROP_0,
   PROP_RATE_CONTROL,
   PROP_QP,
+  PROP_IP_FACTOR,
   PROP_BITRATE,
   PROP_MAX_BITRATE,
   PROP_VBV_BUFFER_SIZE,
@@ -80,6 +81,7 @@ enum {
 
 #define DEFAULT_RATE_CONTROL GVC_H264_RC_CQP
 #define DEFAULT_QP 26
+#define DEFAULT_IP_FACTOR 1.4
 #define DEFAULT_BITRATE 2048
 #define DEFAULT_MAX_BITRATE 0
 #define DEFAULT_VBV_BUFFER_SIZE 1000
@@ -128,10 +130,13 @@ struct Engine {
   gvc::h264::Encoder encoder;
   gvc::h264::RateControl rc;
   bool configured = false;
+  // An engine or backend call failed (an element error was posted): the engine's state is
+  // unknown, so no frame is coded until the next set_format re-initialises it.
+  bool failed = false;
   bool avc = false;             // stream-format=avc: 4-byte lengths instead of start codes
   bool force_idr = false;       // after a flush
   int rc_bitrate = 0, rc_max_bitrate = 0;   // what the rate control runs at
-  int qp = 0;                   // cqp: the QP the encoder runs at
+  int qp = 0;                   // the QP of the last frame coded
   GstVideoInfo info;            // the input, as negotiated
   std::vector<uint8_t> chroma;  // NV12 input: the deinterleaved Cb and Cr planes
   std::vector<uint8_t> recon;
@@ -152,6 +157,7 @@ struct _GvcCudaH264Enc {
   /* properties, under the object lock */
   GvcH264RateControl rate_control;
   gint qp;
+  gdouble ip_factor;
   guint bitrate;
   guint max_bitrate;
   guint vbv_buffer_size;
@@ -282,6 +288,9 @@ gvc_cuda_h264_enc_set_property (GObject * object, guint prop_id,
     case PROP_QP:
       self->qp = g_value_get_int (value);
       break;
+    case PROP_IP_FACTOR:
+      self->ip_factor = g_value_get_double (value);
+      break;
     case PROP_BITRATE:
       self->bitrate = g_value_get_uint (value);
       break;
@@ -342,6 +351,9 @@ gvc_cuda_h264_enc_get_property (GObject * object, guint prop_id,
       break;
     case PROP_QP:
       g_value_set_int (value, self->qp);
+      break;
+    case PROP_IP_FACTOR:
+      g_value_set_double (value, self->ip_factor);
       break;
     case PROP_BITRATE:
       g_value_set_uint (value, self->bitrate);
@@ -630,6 +642,13 @@ gvc_cuda_h264_enc_set_format (GstVideoEncoder * enc, GstVideoCodecState * state)
             gst_video_format_to_string (format)), (NULL));
     return FALSE;
   }
+  if (GST_VIDEO_INFO_IS_INTERLACED (info)) {
+    GST_ELEMENT_ERROR (self, STREAM, FORMAT,
+        ("cudah264enc encodes progressive video only, not %s video.",
+            gst_video_interlace_mode_to_string (GST_VIDEO_INFO_INTERLACE_MODE
+                (info))), ("Deinterlace first (deinterlace)."));
+    return FALSE;
+  }
   if (width % 2 || height % 2) {
     GST_ELEMENT_ERROR (self, STREAM, FORMAT,
         ("cudah264enc cannot encode %dx%d video: 4:2:0 H.264 needs an even "
@@ -657,6 +676,7 @@ gvc_cuda_h264_enc_set_format (GstVideoEncoder * enc, GstVideoCodecState * state)
       self->rate_control == GVC_H264_RC_VBR ? gvc::h264::RcMode::Vbr :
       gvc::h264::RcMode::Cqp;
   rcp.qp = self->qp;
+  rcp.ip_factor = self->ip_factor;
   rcp.bitrate_kbps = (int) self->bitrate;
   rcp.max_bitrate_kbps = (int) self->max_bitrate;
   rcp.vbv_buffer_ms = (int) self->vbv_buffer_size;
@@ -700,6 +720,7 @@ gvc_cuda_h264_enc_set_format (GstVideoEncoder * enc, GstVideoCodecState * state)
   e->avc = avc;
   e->info = *info;
   e->force_idr = false;
+  e->failed = false;
   e->configured = true;
 
   GstCaps *caps = gst_caps_new_simple ("video/x-h264",
@@ -810,6 +831,11 @@ gvc_cuda_h264_enc_handle_frame (GstVideoEncoder * enc,
     gst_video_encoder_finish_frame (enc, frame);
     return GST_FLOW_NOT_NEGOTIATED;
   }
+  if (e->failed) {
+    /* The error was posted when the engine failed. */
+    gst_video_encoder_finish_frame (enc, frame);
+    return GST_FLOW_ERROR;
+  }
 
   GST_OBJECT_LOCK (self);
   cqp = self->rate_control == GVC_H264_RC_CQP;
@@ -865,9 +891,8 @@ gvc_cuda_h264_enc_handle_frame (GstVideoEncoder * enc,
       GST_VIDEO_CODEC_FRAME_IS_FORCE_KEYFRAME (frame);
   const bool idr = force || e->encoder.idr_due ();
   if (cqp)
-    e->qp = qp;
-  else
-    e->qp = e->rc.frame_qp (idr);
+    e->rc.set_qp (qp);
+  e->qp = e->rc.frame_qp (idr);
   st = e->encoder.set_qp (e->qp);
   if (st.ok ()) {
 #if GVC_CUDAMV_CUDA
@@ -878,7 +903,10 @@ gvc_cuda_h264_enc_handle_frame (GstVideoEncoder * enc,
   gst_video_frame_unmap (&vframe);
   if (!st.ok ()) {
     GST_ELEMENT_ERROR (self, LIBRARY, ENCODE,
-        ("Encoding a frame failed: %s.", st.message ().c_str ()), (NULL));
+        ("Encoding a frame failed: %s.", st.message ().c_str ()),
+        ("%s backend, frame %u", e->backend->name (),
+            frame->system_frame_number));
+    e->failed = true;
     gst_video_encoder_finish_frame (enc, frame);
     return GST_FLOW_ERROR;
   }
@@ -943,8 +971,15 @@ gvc_cuda_h264_enc_class_init (GvcCudaH264EncClass * klass)
           DEFAULT_RATE_CONTROL, rw_ready));
   g_object_class_install_property (gobject_class, PROP_QP,
       g_param_spec_int ("qp", "QP",
-          "Quantizer of every frame with rate-control=cqp (effective from the "
-          "next frame)", 0, 51, DEFAULT_QP, rw_playing));
+          "Quantizer of P frames with rate-control=cqp; IDR frames are coded "
+          "round(6*log2(ip-factor)) finer (effective from the next frame)",
+          0, 51, DEFAULT_QP, rw_playing));
+  g_object_class_install_property (gobject_class, PROP_IP_FACTOR,
+      g_param_spec_double ("ip-factor", "I/P factor",
+          "Quantizer step ratio of P to I frames, as x264's ip-factor "
+          "(--ipratio): IDR QP = P QP - round(6*log2(ip-factor)), clipped to "
+          "0..51, in every rate-control mode (1.4: 3 QP finer)",
+          0.5, 4.0, DEFAULT_IP_FACTOR, rw_ready));
   g_object_class_install_property (gobject_class, PROP_BITRATE,
       g_param_spec_uint ("bitrate", "Bitrate",
           "Bitrate in kbit/s for rate-control=cbr|vbr (effective from the next "
@@ -1042,6 +1077,7 @@ gvc_cuda_h264_enc_init (GvcCudaH264Enc * self)
 {
   self->rate_control = DEFAULT_RATE_CONTROL;
   self->qp = DEFAULT_QP;
+  self->ip_factor = DEFAULT_IP_FACTOR;
   self->bitrate = DEFAULT_BITRATE;
   self->max_bitrate = DEFAULT_MAX_BITRATE;
   self->vbv_buffer_size = DEFAULT_VBV_BUFFER_SIZE;
