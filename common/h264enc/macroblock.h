@@ -104,7 +104,7 @@ GVC_HD int to_scan(const int16_t raster[16], int16_t scan[16], int start) {
 }
 
 GVC_HD void from_scan(const int16_t scan[16], int16_t raster[16]) {
-  for (int i = 0; i < 16; i++) raster[GVC_T(kZigzag4x4)[i]] = scan[i];
+  for (int i = 0; i < 16; i++) raster[i] = scan[GVC_T(kZigzag4x4Inverse)[i]];  // a gather, as above
 }
 
 // Residual of the 16x16 luma block against `pred` (stride 16): transform, quantisation and
@@ -125,7 +125,9 @@ GVC_HD int64_t code_luma16x16(const MbPixels& px, const uint8_t pred[256], int q
   if (i16) {
     // DC matrix in the blocks' spatial raster order, scanned in zig-zag like a 4x4 block.
     int32_t dc[16], dct[16];
-    for (int blk = 0; blk < 16; blk++) dc[4 * GVC_T(kBlkY)[blk] + GVC_T(kBlkX)[blk]] = coef[blk][0];
+    // Gathered, not scattered through kBlkX/kBlkY: nvcc 13.0 -O2 miscompiled that scatter into
+    // a local array inside the reconstruction kernel (garbage DCs; right with -G or as a gather).
+    for (int i = 0; i < 16; i++) dc[i] = coef[GVC_T(kBlkIdx)[i >> 2][i & 3]][0];
     fdc_luma(dc, dct);
     int16_t dcl[16];
     quant_dc(dct, dcl, 16, qp, true);

@@ -109,6 +109,8 @@ GVC_TABLE(Vlc, kRunBefore, [7][15], {
 
 // Zig-zag scan of a 4x4 frame block (Table 8-13): scan index -> raster index (4 * y + x).
 GVC_TABLE(uint8_t, kZigzag4x4, [16], {0, 1, 4, 8, 5, 2, 3, 6, 9, 12, 13, 10, 7, 11, 14, 15})
+// Its inverse: raster index -> scan index.
+GVC_TABLE(uint8_t, kZigzag4x4Inverse, [16], {0, 1, 5, 6, 2, 4, 7, 12, 3, 8, 11, 13, 9, 10, 14, 15})
 
 // coded_block_pattern -> codeNum of me(v) (Table 9-4, ChromaArrayType 1 or 2),
 // [0: Intra_4x4 / Intra_8x8, 1: Inter][coded_block_pattern].

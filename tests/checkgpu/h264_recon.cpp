@@ -9,6 +9,7 @@
 
 #include "checkgpu.h"
 #include "common/h264enc/encoder.h"
+#include "common/h264enc/frame_recon.h"
 
 namespace checkgpu {
 namespace {
@@ -109,10 +110,14 @@ TEST_P(H264ReconCheck, SameBitstreamAndReconstruction) {
       auto cmp = [&](const char* name, const auto& a, const auto& b) {
         const auto* pa = reinterpret_cast<const int16_t*>(&a);
         const auto* pb = reinterpret_cast<const int16_t*>(&b);
-        for (size_t k = 0; k < sizeof(a) / 2 && diff.empty(); k++)
-          if (pa[k] != pb[k])
-            diff = std::string(name) + "[" + std::to_string(k) + "] cpu " + std::to_string(pa[k]) + " gpu " +
-                   std::to_string(pb[k]);
+        int n = 0;
+        for (size_t k = 0; k < sizeof(a) / 2; k++) {
+          if (pa[k] == pb[k]) continue;
+          if (!n++)
+            diff += std::string(" ") + name + "[" + std::to_string(k) + "] cpu " + std::to_string(pa[k]) +
+                    " gpu " + std::to_string(pb[k]);
+        }
+        if (n) diff += " (" + std::to_string(n) + " values)";
       };
       if (x.type != y.type || x.cbp != y.cbp) diff = "type or cbp";
       cmp("luma_dc", x.luma_dc, y.luma_dc);
@@ -155,6 +160,113 @@ std::vector<Case> cases() {
 }
 
 INSTANTIATE_TEST_SUITE_P(H264, H264ReconCheck, testing::ValuesIn(cases()), case_name);
+
+}  // namespace
+}  // namespace checkgpu
+
+namespace checkgpu {
+namespace {
+
+using gvc::h264::MbType;
+using gvc::h264::Picture;
+using gvc::h264::RefPicture;
+
+// The reconstruction stage alone: random decisions (every intra mode where its neighbours
+// allow it, inter macroblocks with random vectors and references, P_Skip candidates) on real
+// content, through the CPU and CUDA reconstructors, must give the same macroblocks and picture.
+TEST(H264ReconCore, RandomDecisionsMatchTheCpu) {
+  gvc::Backend* be = cuda_backend();
+  if (!be) GTEST_SKIP() << "no CUDA device: " << no_cuda_reason();
+  if (elephants().pix.empty()) GTEST_SKIP() << "no real test content";
+  std::unique_ptr<gvc::h264::FrameReconstructor> gpu = be->h264_reconstructor();
+  ASSERT_TRUE(gpu);
+  std::unique_ptr<gvc::h264::FrameReconstructor> cpu = gvc::h264::make_cpu_reconstructor();
+  std::mt19937_64 rng = rng_for("H264ReconCore");
+  const Plane& e = elephants();
+  for (int round = 0; round < 6; round++) {
+    const int mbw = 3 + int(rng() % 10), mbh = 2 + int(rng() % 8), refs = round == 0 ? 0 : 1 + int(rng() % 4);
+    auto fill = [&](Picture& p, int ox, int oy) {
+      p.alloc(mbw, mbh);
+      for (int c = 0; c < 3; c++)
+        for (int y = 0; y < p.height(c); y++)
+          for (int x = 0; x < p.width(c); x++)
+            *p.at(c, x, y) = e.pix[size_t(oy + y + 400 * c) * e.stride + size_t(ox + x + 300 * c)];
+    };
+    Picture src;
+    fill(src, 100 + 7 * round, 50);
+    std::vector<RefPicture> dpb(static_cast<size_t>(refs));
+    std::vector<const RefPicture*> ref_ptrs;
+    std::vector<uint64_t> ids;
+    for (int r = 0; r < refs; r++) {
+      fill(dpb[size_t(r)].pic, 100 + 7 * round + 3 * r + 2, 52 + r);
+      dpb[size_t(r)].luma.build(dpb[size_t(r)].pic.view(0));
+      ref_ptrs.push_back(&dpb[size_t(r)]);
+      ids.push_back(1000 * uint64_t(round) + uint64_t(r) + 1);
+    }
+    std::vector<gvc::h264::Macroblock> mbs(static_cast<size_t>(mbw * mbh));
+    const int slices = 1 + int(rng() % 3);
+    for (int i = 0; i < mbw * mbh; i++) {
+      gvc::h264::Macroblock& m = mbs[size_t(i)];
+      m.slice_id = uint16_t(int64_t(i) * slices / (mbw * mbh));
+      const int kind = int(rng() % (refs ? 4 : 2));
+      if (kind == 0) {
+        m.type = MbType::I16x16;
+        m.i16_mode = 2;  // DC needs no neighbour
+      } else if (kind == 1) {
+        m.type = MbType::I4x4;
+        for (auto& md : m.i4_mode) md = 2;
+      } else {
+        m.type = kind == 2 ? MbType::PL0_16x16 : MbType::PSkip;
+        for (int q = 0; q < 4; q++) m.ref_idx[q] = int8_t(rng() % unsigned(refs));
+        for (int b = 0; b < 16; b++) {
+          m.mv[b][0] = int16_t(int(rng() % 160) - 80);
+          m.mv[b][1] = int16_t(int(rng() % 96) - 48);
+        }
+        m.mvd[0][0] = 3;
+        m.mvd[0][1] = -1;
+      }
+      m.chroma_mode = 0;
+    }
+    const int qp = int(rng() % 52);
+    std::vector<gvc::h264::Macroblock> mbs_gpu = mbs;
+    Picture rec_cpu, rec_gpu;
+    rec_cpu.alloc(mbw, mbh);
+    rec_gpu.alloc(mbw, mbh);
+    gvc::h264::ReconJob job;
+    job.src = &src;
+    job.refs = ref_ptrs.data();
+    job.ref_ids = ids.data();
+    job.num_refs = refs;
+    job.rec_id = 1000 * uint64_t(round) + 999;
+    job.mb_width = mbw;
+    job.mb_height = mbh;
+    job.qp = qp;
+    job.qpc = gvc::h264::chroma_qp(qp, 0);
+    job.p_slice = refs > 0;
+    job.deblock = round % 3 != 2;
+    job.deblock_params.qp = qp;
+    job.rec = &rec_cpu;
+    job.mbs = mbs.data();
+    ASSERT_TRUE(cpu->run(job).ok());
+    job.rec = &rec_gpu;
+    job.mbs = mbs_gpu.data();
+    gvc::Status st = gpu->run(job);
+    ASSERT_TRUE(st.ok()) << st.message();
+    for (size_t i = 0; i < mbs.size(); i++) {
+      const auto& x = mbs[i];
+      const auto& y = mbs_gpu[i];
+      EXPECT_EQ(int(x.type), int(y.type)) << "round " << round << " mb " << i;
+      EXPECT_EQ(x.cbp, y.cbp) << "round " << round << " mb " << i;
+      EXPECT_EQ(0, std::memcmp(x.luma_dc, y.luma_dc, sizeof(x.luma_dc))) << "round " << round << " mb " << i
+          << " type " << int(x.type) << " luma_dc[0] " << x.luma_dc[0] << "/" << y.luma_dc[0];
+      EXPECT_EQ(0, std::memcmp(x.luma, y.luma, sizeof(x.luma))) << "round " << round << " mb " << i;
+      EXPECT_EQ(0, std::memcmp(x.chroma_dc, y.chroma_dc, sizeof(x.chroma_dc))) << "round " << round << " mb " << i;
+      EXPECT_EQ(0, std::memcmp(x.chroma_ac, y.chroma_ac, sizeof(x.chroma_ac))) << "round " << round << " mb " << i;
+      if (testing::Test::HasFailure()) return;
+    }
+    for (int c = 0; c < 3; c++) ASSERT_EQ(rec_cpu.plane[c], rec_gpu.plane[c]) << "round " << round << " plane " << c;
+  }
+}
 
 }  // namespace
 }  // namespace checkgpu
