@@ -2,15 +2,21 @@
 #include <gst/check/gstharness.h>
 #include <gst/app/gstappsink.h>
 #include <gst/app/gstappsrc.h>
+#include <gst/codecparsers/gsth264parser.h>
 #include <gst/gst.h>
 #include <gst/video/video.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <map>
+#include <memory>
+#include <numeric>
+#include <ostream>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "common/bitstream/nal.h"
@@ -36,11 +42,12 @@ std::string raw_caps(const char* format, int w, int h) {
 // The first `n` frames of the test clip (opencv-doc's vtest.avi, people walking) scaled to
 // w x h in `format`, re-timed to kFps; cached. Empty if the clip cannot be read.
 const std::vector<GstBuffer*>& clip(const char* format, int w, int h, int n) {
-  static std::map<std::string, std::vector<GstBuffer*>> cache;
+  // Never destroyed: the frames stay reachable until exit (valgrind calls them still in use).
+  static auto* cache = new std::map<std::string, std::vector<GstBuffer*>>;
   std::string key = raw_caps(format, w, h) + "/" + std::to_string(n);
-  auto it = cache.find(key);
-  if (it != cache.end()) return it->second;
-  std::vector<GstBuffer*>& frames = cache[key];
+  auto it = cache->find(key);
+  if (it != cache->end()) return it->second;
+  std::vector<GstBuffer*>& frames = (*cache)[key];
   std::string path = gvc::test::find_test_clip();
   if (path.empty()) return frames;
   // Any frame rate here (the clip's own): the buffers are re-timed below.
@@ -65,6 +72,53 @@ const std::vector<GstBuffer*>& clip(const char* format, int w, int h, int n) {
   gst_element_set_state(p, GST_STATE_NULL);
   gst_object_unref(s);
   gst_object_unref(p);
+  return frames;
+}
+
+// `n` frames of a pan over mate-backgrounds' 5640x3172 painting (13 and 5 samples per frame
+// right and down, a w x h crop, no scaling), made by ffmpeg, in `format` with GStreamer's
+// default strides, timed at kFps; cached. Empty if the image or ffmpeg is missing.
+const char* const kElephants = "/usr/share/backgrounds/mate/abstract/Elephants_5640x3172.jpg";
+
+const std::vector<GstBuffer*>& pan(const char* format, int w, int h, int n) {
+  // Never destroyed: the frames stay reachable until exit (valgrind calls them still in use).
+  static auto* cache = new std::map<std::string, std::vector<GstBuffer*>>;
+  std::string key = raw_caps(format, w, h) + "/" + std::to_string(n);
+  auto it = cache->find(key);
+  if (it != cache->end()) return it->second;
+  std::vector<GstBuffer*>& frames = (*cache)[key];
+  std::string ffmpeg = gvc::test::find_ffmpeg();
+  gvc::test::TempDir dir;
+  if (ffmpeg.empty() || dir.path().empty()) return frames;
+  const bool nv12 = std::string(format) == "NV12";
+  const std::string raw = dir.path() + "/pan.yuv";
+  // The image is decoded once and repeated by the loop filter, then cropped per frame.
+  const std::string vf = "loop=loop=" + std::to_string(n - 1) + ":size=1:start=0,crop=" + std::to_string(w) +
+                         ":" + std::to_string(h) + ":x=1000+13*n:y=800+5*n";
+  auto r = gvc::test::run_command({ffmpeg, "-nostdin", "-v", "error", "-i", kElephants, "-frames:v",
+                                   std::to_string(n), "-vf", vf, "-pix_fmt", nv12 ? "nv12" : "yuv420p", "-f",
+                                   "rawvideo", "-y", raw});
+  Bytes data;
+  const size_t fsize = size_t(w) * h * 3 / 2;
+  if (r.exit_code != 0 || !gvc::test::read_file(raw, data) || data.size() != fsize * n) return frames;
+  GstVideoInfo info;
+  gst_video_info_set_format(&info, nv12 ? GST_VIDEO_FORMAT_NV12 : GST_VIDEO_FORMAT_I420, guint(w), guint(h));
+  for (int i = 0; i < n; i++) {
+    GstBuffer* b = gst_buffer_new_allocate(nullptr, info.size, nullptr);
+    GstVideoFrame f;
+    gst_video_frame_map(&f, &info, b, GST_MAP_WRITE);
+    const uint8_t* src = data.data() + fsize * size_t(i);
+    for (guint p = 0; p < GST_VIDEO_FRAME_N_PLANES(&f); p++) {
+      const int row = p == 0 || nv12 ? w : w / 2, rows = p == 0 ? h : h / 2;
+      auto* dst = static_cast<uint8_t*>(GST_VIDEO_FRAME_PLANE_DATA(&f, p));
+      for (int y = 0; y < rows; y++, src += row)
+        std::memcpy(dst + size_t(y) * GST_VIDEO_FRAME_PLANE_STRIDE(&f, p), src, size_t(row));
+    }
+    gst_video_frame_unmap(&f);
+    GST_BUFFER_PTS(b) = gst_util_uint64_scale(guint64(i), GST_SECOND, kFps);
+    GST_BUFFER_DURATION(b) = GST_SECOND / kFps;
+    frames.push_back(b);
+  }
   return frames;
 }
 
@@ -105,6 +159,44 @@ struct Encoded {
   }
 };
 
+// The QP of each access unit's slices (26 + pic_init_qp_minus26 + slice_qp_delta), read by
+// GStreamer's H.264 parser from the in-band SPS and PPS; -1 for an access unit whose slices
+// disagree or do not parse.
+std::vector<int> slice_qps(const Encoded& enc) {
+  GstH264NalParser* parser = gst_h264_nal_parser_new();
+  std::vector<int> qps;
+  const bool avc = enc.avc();
+  for (GstBuffer* b : enc.aus) {
+    Bytes au = bytes_of(b);
+    int qp = -2;
+    for (guint off = 0; off < au.size();) {
+      GstH264NalUnit nalu;
+      GstH264ParserResult res =
+          avc ? gst_h264_parser_identify_nalu_avc(parser, au.data(), off, au.size(), 4, &nalu)
+              : gst_h264_parser_identify_nalu(parser, au.data(), off, au.size(), &nalu);
+      if (res != GST_H264_PARSER_OK && res != GST_H264_PARSER_NO_NAL_END) {
+        qp = -1;
+        break;
+      }
+      if (nalu.type == GST_H264_NAL_SLICE || nalu.type == GST_H264_NAL_SLICE_IDR) {
+        GstH264SliceHdr slice;
+        if (gst_h264_parser_parse_slice_hdr(parser, &nalu, &slice, TRUE, TRUE) != GST_H264_PARSER_OK) {
+          qp = -1;
+          break;
+        }
+        int q = 26 + slice.pps->pic_init_qp_minus26 + slice.slice_qp_delta;
+        qp = qp == -2 || qp == q ? q : -1;
+      } else {
+        gst_h264_parser_parse_nal(parser, &nalu);
+      }
+      off = nalu.offset + nalu.size;
+    }
+    qps.push_back(qp < 0 ? -1 : qp);
+  }
+  gst_h264_nal_parser_free(parser);
+  return qps;
+}
+
 std::string pop_error(GstHarness* h) {
   std::string text;
   GstBus* bus = gst_element_get_bus(h->element);
@@ -130,6 +222,16 @@ GstHarness* new_harness(const std::string& props, const std::string& sink_caps =
   return h;
 }
 
+// Tears down a harness of new_harness(): its bus's messages hold references to the element,
+// which holds the bus, so they are dropped first.
+void teardown(GstHarness* h) {
+  if (GstBus* bus = gst_element_get_bus(h->element)) {
+    gst_bus_set_flushing(bus, TRUE);
+    gst_object_unref(bus);
+  }
+  gst_harness_teardown(h);
+}
+
 void pull_all(GstHarness* h, Encoded& out) {
   while (GstBuffer* b = gst_harness_try_pull(h)) out.aus.push_back(b);
 }
@@ -148,7 +250,7 @@ void encode(const std::string& props, const std::string& caps, const std::vector
   pull_all(h, out);
   out.caps = gst_pad_get_current_caps(h->sinkpad);
   out.error = pop_error(h);
-  gst_harness_teardown(h);
+  teardown(h);
 }
 
 // Writes the access units as a file ffmpeg reads: Annex-B as is, avc muxed into MP4 by
@@ -248,11 +350,12 @@ void expect_same_frames(const Bytes& decoded, const Bytes& recon, int w, int h, 
         << who << ": frame " << i << " differs from the reconstruction";
 }
 
-// Encodes the clip with `props` plus a recon file and checks both decoders bit for bit.
-void check_bit_exact(const std::string& props, const char* format, int w, int h, int n,
-                     const std::string& sink_caps = "", Encoded* keep = nullptr) {
-  const auto& frames = clip(format, w, h, n);
-  ASSERT_EQ(int(frames.size()), n) << "test clip not readable";
+// Encodes `frames` with `props` plus a recon file and checks both decoders bit for bit.
+void check_bit_exact_frames(const std::string& props, const char* format, int w, int h,
+                            const std::vector<GstBuffer*>& frames, const std::string& sink_caps = "",
+                            Encoded* keep = nullptr) {
+  const int n = int(frames.size());
+  ASSERT_GT(n, 0) << "no source frames";
   gvc::test::TempDir dir;
   std::string recon_path = dir.path() + "/recon.yuv";
   Encoded local;
@@ -269,6 +372,14 @@ void check_bit_exact(const std::string& props, const char* format, int w, int h,
   EXPECT_EQ(dw, w);
   EXPECT_EQ(dh, h);
   expect_same_frames(av, recon, w, h, size_t(n), "avdec_h264");
+}
+
+// The same on the first `n` frames of the clip.
+void check_bit_exact(const std::string& props, const char* format, int w, int h, int n,
+                     const std::string& sink_caps = "", Encoded* keep = nullptr) {
+  const auto& frames = clip(format, w, h, n);
+  ASSERT_EQ(int(frames.size()), n) << "test clip not readable";
+  check_bit_exact_frames(props, format, w, h, frames, sink_caps, keep);
 }
 
 }  // namespace
@@ -320,6 +431,47 @@ INSTANTIATE_TEST_SUITE_P(Streams, H264EncMatrix,
                                   std::to_string(info.param.refs);
                          });
 
+// Real sizes, a few frames each (the CPU engine is slow): vtest.avi scaled to 720x528 (whole
+// macroblocks) and 1366x768 (cropped on the right; NV12 with a padded 1368-byte stride), and
+// 1920x1080 (cropped at the bottom) as a pan over a painting made by ffmpeg.
+struct SizeCase {
+  const char* name;
+  const char* format;
+  int width, height, frames;
+  const char* stream_format;
+  int slices;
+  bool pan;  // the painting instead of the clip
+};
+
+// gtest prints a parameter by name (not its bytes, which include uninitialised padding).
+std::ostream& operator<<(std::ostream& os, const SizeCase& c) { return os << c.name; }
+
+class H264EncSizes : public ::testing::TestWithParam<SizeCase> {};
+
+TEST_P(H264EncSizes, DecodersEqualRecon) {
+  const SizeCase& c = GetParam();
+  const auto& frames = c.pan ? pan(c.format, c.width, c.height, c.frames)
+                             : clip(c.format, c.width, c.height, c.frames);
+  ASSERT_EQ(int(frames.size()), c.frames) << (c.pan ? kElephants : "the test clip") << " not readable";
+  Encoded enc;
+  check_bit_exact_frames("backend=cpu slices=" + std::to_string(c.slices), c.format, c.width, c.height, frames,
+                         std::string("video/x-h264,stream-format=") + c.stream_format, &enc);
+  if (HasFatalFailure()) return;
+  GstStructure* s = gst_caps_get_structure(enc.caps, 0);
+  EXPECT_STREQ(gst_structure_get_string(s, "stream-format"), c.stream_format);
+  for (size_t i = 0; i < enc.aus.size(); i++) {
+    std::vector<int> t = nal_types(bytes_of(enc.aus[i]), enc.avc());
+    EXPECT_EQ(std::count_if(t.begin(), t.end(), [](int x) { return x == 1 || x == 5; }), c.slices) << "frame " << i;
+    EXPECT_EQ(t.back(), i == 0 ? 5 : 1) << "frame " << i;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Sizes, H264EncSizes,
+                         ::testing::Values(SizeCase{"720x528_avc", "I420", 720, 528, 3, "avc", 2, false},
+                                           SizeCase{"1366x768_nv12", "NV12", 1366, 768, 3, "byte-stream", 1, false},
+                                           SizeCase{"1920x1080_pan", "I420", 1920, 1080, 3, "byte-stream", 4, true}),
+                         [](const auto& info) { return std::string(info.param.name); });
+
 // NV12 input at a size of no whole macroblocks (SPS cropping), with AUDs, Kirsch pruning and
 // the slow preset; the profile comes from downstream (baseline only).
 TEST(H264Enc, CroppedNv12AudBaseline) {
@@ -362,7 +514,7 @@ TEST(H264Enc, ForceKeyUnitGivesIdr) {
   gst_harness_push_event(h, gst_event_new_eos());
   pull_all(h, enc);
   enc.caps = gst_pad_get_current_caps(h->sinkpad);
-  gst_harness_teardown(h);
+  teardown(h);
   ASSERT_EQ(enc.aus.size(), 8u);
   for (int i = 0; i < 8; i++) {
     std::vector<int> t = nal_types(bytes_of(enc.aus[size_t(i)]), false);
@@ -390,7 +542,7 @@ TEST(H264Enc, FlushStartsWithIdr) {
   ASSERT_TRUE(gst_harness_push_event(h, gst_event_new_segment(&seg)));
   for (int i = 2; i < 4; i++) ASSERT_EQ(gst_harness_push(h, gst_buffer_ref(frames[size_t(i)])), GST_FLOW_OK);
   pull_all(h, enc);
-  gst_harness_teardown(h);
+  teardown(h);
   // Flushing events reach the harness too; the encoded frames are what counts.
   ASSERT_EQ(enc.aus.size(), 4u);
   EXPECT_EQ(nal_types(bytes_of(enc.aus[1]), false).back(), 1);
@@ -415,7 +567,7 @@ TEST(H264Enc, RenegotiationToNewSize) {
   gst_harness_push_event(h, gst_event_new_eos());
   pull_all(h, second);
   second.caps = gst_pad_get_current_caps(h->sinkpad);
-  gst_harness_teardown(h);
+  teardown(h);
   ASSERT_EQ(first.aus.size(), 3u);
   ASSERT_EQ(second.aus.size(), 3u);
   std::vector<int> t = nal_types(bytes_of(second.aus[0]), false);
@@ -445,7 +597,7 @@ TEST(H264Enc, OddSizeRefusedWithClearMessage) {
   std::string err = pop_error(h);
   EXPECT_NE(err.find("even width and height"), std::string::npos) << err;
   EXPECT_EQ(gst_harness_buffers_received(h), 0u);
-  gst_harness_teardown(h);
+  teardown(h);
 }
 
 TEST(H264Enc, UnsupportedProfileRefused) {
@@ -456,53 +608,172 @@ TEST(H264Enc, UnsupportedProfileRefused) {
   // The encoder's sink caps follow what downstream takes: none, so the caps are refused.
   EXPECT_NE(gst_harness_push(h, gst_buffer_ref(frames[0])), GST_FLOW_OK);
   EXPECT_EQ(gst_harness_buffers_received(h), 0u);
-  gst_harness_teardown(h);
+  teardown(h);
 }
 
+// The sink caps offer NV12 and I420 only: other formats are refused at negotiation, and a
+// pipeline that would feed one fails to link with a message naming the element.
 TEST(H264Enc, SinkRefusesOtherFormats) {
   GstElement* e = gst_element_factory_make("cudah264enc", nullptr);
   ASSERT_NE(e, nullptr);
   GstPad* sink = gst_element_get_static_pad(e, "sink");
-  GstCaps* rgb = gst_caps_from_string("video/x-raw,format=RGB,width=176,height=144");
-  EXPECT_FALSE(gst_pad_query_accept_caps(sink, rgb));
-  gst_caps_unref(rgb);
+  GstCaps* caps = gst_pad_query_caps(sink, nullptr);
+  for (guint i = 0; i < gst_caps_get_size(caps); i++) {
+    const GValue* formats = gst_structure_get_value(gst_caps_get_structure(caps, i), "format");
+    ASSERT_NE(formats, nullptr);
+    ASSERT_TRUE(GST_VALUE_HOLDS_LIST(formats));
+    for (guint k = 0; k < gst_value_list_get_size(formats); k++) {
+      std::string f = g_value_get_string(gst_value_list_get_value(formats, k));
+      EXPECT_TRUE(f == "NV12" || f == "I420") << f;
+    }
+  }
+  gst_caps_unref(caps);
+  for (const char* format : {"RGB", "BGRx", "YUY2", "NV21", "Y444", "P010_10LE", "I420_10LE", "GRAY8"}) {
+    GstCaps* c = gst_caps_from_string(raw_caps(format, 176, 144).c_str());
+    EXPECT_FALSE(gst_pad_query_accept_caps(sink, c)) << format;
+    gst_caps_unref(c);
+  }
+  GstCaps* i420 = gst_caps_from_string(raw_caps("I420", 176, 144).c_str());
+  EXPECT_TRUE(gst_pad_query_accept_caps(sink, i420));
+  gst_caps_unref(i420);
   gst_object_unref(sink);
   gst_object_unref(e);
+  GError* err = nullptr;
+  GstElement* p = gst_parse_launch("videotestsrc ! video/x-raw,format=RGB ! cudah264enc ! fakesink", &err);
+  ASSERT_NE(err, nullptr);
+  EXPECT_NE(std::string(err->message).find("cudah264enc"), std::string::npos) << err->message;
+  g_error_free(err);
+  if (p) gst_object_unref(p);
 }
 
+// Every numeric property's GParamSpec refuses values outside its documented range and keeps
+// the range's ends; every enumeration refuses unknown nicks and values.
 TEST(H264Enc, PropertyRangesRejectInvalidValues) {
   GstElement* e = gst_element_factory_make("cudah264enc", nullptr);
   ASSERT_NE(e, nullptr);
+  GObjectClass* klass = G_OBJECT_GET_CLASS(e);
+  auto validate = [&](const char* name, auto value) -> bool {  // true: the value is refused
+    GParamSpec* ps = g_object_class_find_property(klass, name);
+    EXPECT_NE(ps, nullptr) << name;
+    if (!ps) return false;
+    GValue v = G_VALUE_INIT;
+    g_value_init(&v, G_PARAM_SPEC_VALUE_TYPE(ps));
+    if constexpr (std::is_same_v<decltype(value), double>)
+      g_value_set_double(&v, value);
+    else if (G_PARAM_SPEC_VALUE_TYPE(ps) == G_TYPE_UINT)
+      g_value_set_uint(&v, guint(value));
+    else if (G_TYPE_IS_ENUM(G_PARAM_SPEC_VALUE_TYPE(ps)))
+      g_value_set_enum(&v, int(value));
+    else
+      g_value_set_int(&v, int(value));
+    bool refused = g_param_value_validate(ps, &v);
+    g_value_unset(&v);
+    return refused;
+  };
   struct {
     const char* name;
-    int bad;
-  } cases[] = {{"qp", 52}, {"qp", -1}, {"ref-frames", 5}, {"ref-frames", 0}, {"slices", 0}};
-  for (const auto& c : cases) {
-    GParamSpec* ps = g_object_class_find_property(G_OBJECT_GET_CLASS(e), c.name);
-    ASSERT_NE(ps, nullptr) << c.name;
-    GValue v = G_VALUE_INIT;
-    g_value_init(&v, G_TYPE_INT);
-    g_value_set_int(&v, c.bad);
-    EXPECT_TRUE(g_param_value_validate(ps, &v)) << c.name << "=" << c.bad << " accepted";
-    g_value_unset(&v);
+    long long bad, good;  // a value just outside the range, and the end next to it
+  } ints[] = {{"qp", 52, 51},
+              {"qp", -1, 0},
+              {"ref-frames", 5, 4},
+              {"ref-frames", 0, 1},
+              {"slices", 0, 1},
+              {"slices", 257, 256},
+              {"bitrate", 0, 1},
+              {"bitrate", 2048001, 2048000},
+              {"max-bitrate", 2048001, 2048000},
+              {"vbv-buffer-size", 9, 10},
+              {"vbv-buffer-size", 10001, 10000},
+              {"key-int-max", 0, 1},
+              {"cuda-device-id", -2, -1}};
+  for (const auto& c : ints) {
+    EXPECT_TRUE(validate(c.name, c.bad)) << c.name << "=" << c.bad << " accepted";
+    EXPECT_FALSE(validate(c.name, c.good)) << c.name << "=" << c.good << " refused";
   }
-  GParamSpec* br = g_object_class_find_property(G_OBJECT_GET_CLASS(e), "bitrate");
-  GValue v = G_VALUE_INIT;
-  g_value_init(&v, G_TYPE_UINT);
-  g_value_set_uint(&v, 0);
-  EXPECT_TRUE(g_param_value_validate(br, &v)) << "bitrate=0 accepted";
-  g_value_unset(&v);
+  EXPECT_TRUE(validate("ip-factor", 0.49)) << "ip-factor=0.49 accepted";
+  EXPECT_TRUE(validate("ip-factor", 4.01)) << "ip-factor=4.01 accepted";
+  EXPECT_FALSE(validate("ip-factor", 0.5));
+  EXPECT_FALSE(validate("ip-factor", 4.0));
+  for (const char* name : {"rate-control", "speed-preset", "intra-pruning", "tune", "backend"}) {
+    EXPECT_TRUE(validate(name, 99)) << name << "=99 accepted";
+    EXPECT_TRUE(validate(name, -1)) << name << "=-1 accepted";
+  }
   // Enumerations refuse unknown nicks when parsed.
-  GError* err = nullptr;
-  GstElement* p = gst_parse_launch("fakesrc ! cudah264enc rate-control=abr ! fakesink", &err);
-  EXPECT_NE(err, nullptr);
-  if (err) g_error_free(err);
-  if (p) gst_object_unref(p);
+  for (const char* bad : {"rate-control=abr", "speed-preset=ultrafast", "intra-pruning=canny", "tune=film",
+                          "backend=opencl"}) {
+    GError* err = nullptr;
+    GstElement* p = gst_parse_launch((std::string("fakesrc ! cudah264enc ") + bad + " ! fakesink").c_str(), &err);
+    EXPECT_NE(err, nullptr) << bad << " parsed";
+    if (err) g_error_free(err);
+    if (p) gst_object_unref(p);
+  }
+  // active-backend is read-only; ip-factor defaults to x264's 1.4.
+  GParamSpec* active_spec = g_object_class_find_property(klass, "active-backend");
+  ASSERT_NE(active_spec, nullptr);
+  EXPECT_FALSE(active_spec->flags & G_PARAM_WRITABLE);
+  gdouble ipf = 0;
+  g_object_get(e, "ip-factor", &ipf, nullptr);
+  EXPECT_DOUBLE_EQ(ipf, 1.4);
   gchar* active = nullptr;
   g_object_get(e, "active-backend", &active, nullptr);
   EXPECT_STREQ(active, "none");
   g_free(active);
   gst_object_unref(e);
+}
+
+// Sizes the encoder cannot code are refused when the caps arrive, with a message that says why.
+TEST(H264Enc, UnsupportedSizesRefusedWithClearMessage) {
+  struct {
+    int w, h;
+    const char* says;
+  } cases[] = {{176, 143, "even width and height"},
+               {8, 16, "between 16x16 and 4096x4096"},
+               {16, 14, "between 16x16 and 4096x4096"},
+               {4098, 16, "between 16x16 and 4096x4096"},
+               {16, 4352, "between 16x16 and 4096x4096"}};
+  for (const auto& c : cases) {
+    GstHarness* h = new_harness("backend=cpu");
+    gst_harness_set_src_caps_str(h, raw_caps("I420", c.w, c.h).c_str());
+    GstBuffer* buf = gst_buffer_new_allocate(nullptr, size_t(c.w + 1) * (c.h + 1) * 2, nullptr);
+    EXPECT_EQ(gst_harness_push(h, buf), GST_FLOW_NOT_NEGOTIATED) << c.w << "x" << c.h;
+    std::string err = pop_error(h);
+    EXPECT_NE(err.find(c.says), std::string::npos) << c.w << "x" << c.h << ": " << err;
+    EXPECT_NE(err.find(std::to_string(c.w) + "x" + std::to_string(c.h)), std::string::npos) << err;
+    EXPECT_EQ(gst_harness_buffers_received(h), 0u);
+    teardown(h);
+  }
+}
+
+// Interlaced input is refused (the encoder codes progressive frames only).
+TEST(H264Enc, InterlacedRefusedWithClearMessage) {
+  GstHarness* h = new_harness("backend=cpu");
+  gst_harness_set_src_caps_str(h, (raw_caps("I420", 176, 144) + ",interlace-mode=interleaved").c_str());
+  GstBuffer* buf = gst_buffer_new_allocate(nullptr, 176 * 144 * 3 / 2, nullptr);
+  EXPECT_EQ(gst_harness_push(h, buf), GST_FLOW_NOT_NEGOTIATED);
+  std::string err = pop_error(h);
+  EXPECT_NE(err.find("progressive"), std::string::npos) << err;
+  EXPECT_EQ(gst_harness_buffers_received(h), 0u);
+  teardown(h);
+}
+
+// Downstream that takes no H.264 this encoder makes (a profile, an alignment): nothing is
+// coded, and a pipeline says at link time which element cannot take what.
+TEST(H264Enc, UnsupportedOutputCapsRefused) {
+  for (const char* want : {"video/x-h264,alignment=nal", "video/x-h264,stream-format=avc3",
+                           "video/x-h264,profile=main"}) {
+    GstHarness* h = new_harness("backend=cpu", want);
+    gst_harness_set_src_caps_str(h, raw_caps("I420", 176, 144).c_str());
+    GstBuffer* buf = gst_buffer_new_allocate(nullptr, 176 * 144 * 3 / 2, nullptr);
+    EXPECT_NE(gst_harness_push(h, buf), GST_FLOW_OK) << want;
+    EXPECT_EQ(gst_harness_buffers_received(h), 0u) << want;
+    teardown(h);
+  }
+  GError* err = nullptr;
+  GstElement* p = gst_parse_launch("videotestsrc ! cudah264enc ! video/x-h264,profile=high ! fakesink", &err);
+  ASSERT_NE(err, nullptr);
+  EXPECT_NE(std::string(err->message).find("cudah264enc"), std::string::npos) << err->message;
+  g_error_free(err);
+  if (p) gst_object_unref(p);
 }
 
 TEST(H264Enc, CudaBackendWithoutDeviceFailsClearly) {
@@ -597,7 +868,7 @@ TEST(H264Enc, BitrateChangeWhilePlaying) {
     pull_all(h, enc);
   }
   gst_object_unref(e);
-  gst_harness_teardown(h);
+  teardown(h);
   ASSERT_EQ(int(enc.aus.size()), n);
   std::vector<double> w = window_kbps(enc, 0, size_t(n));
   EXPECT_NEAR(w[1], 400, 40) << "before the change";
@@ -606,19 +877,94 @@ TEST(H264Enc, BitrateChangeWhilePlaying) {
   for (double k : after) EXPECT_NEAR(k, 150, 15) << "after the change";
 }
 
+// IDR frames are coded round(6 log2(ip-factor)) QP finer than P frames, clipped to 0..51,
+// as x264's --ipratio; the QPs are read from the slice headers by GStreamer's parser.
+TEST(H264Enc, IpFactorSetsIdrQp) {
+  struct {
+    const char* props;
+    int idr_qp, p_qp;
+  } cases[] = {{"qp=30", 27, 30},                  // the default, 1.4
+               {"qp=30 ip-factor=1.0", 30, 30},    // x264's ip-factor=1.0: one QP
+               {"qp=30 ip-factor=2.0", 24, 30},    // twice the step: 6 QP
+               {"qp=30 ip-factor=4.0", 18, 30},    // the maximum
+               {"qp=30 ip-factor=0.5", 36, 30},    // coarser IDRs
+               {"qp=1", 0, 1},                     // clipped at 0
+               {"qp=49 ip-factor=0.5", 51, 49}};   // clipped at 51
+  const auto& frames = clip("I420", 176, 144, 4);
+  ASSERT_EQ(frames.size(), 4u);
+  for (const auto& c : cases) {
+    Encoded enc;
+    encode(std::string("backend=cpu speed-preset=fast key-int-max=2 ") + c.props, raw_caps("I420", 176, 144), frames,
+           enc);
+    ASSERT_EQ(enc.error, "");
+    std::vector<int> qps = slice_qps(enc);
+    ASSERT_EQ(qps.size(), 4u);
+    EXPECT_EQ(qps, (std::vector<int>{c.idr_qp, c.p_qp, c.idr_qp, c.p_qp})) << c.props;
+  }
+  // The offset changes the slice QP only: the stream still decodes to the reconstruction.
+  check_bit_exact("backend=cpu key-int-max=2 qp=30 ip-factor=2.0", "I420", 176, 144, 4);
+}
+
+// In cbr the IDR follows the P frames' QP as in cqp: an IDR at frame 20 of a steady stream is
+// about 3 QP finer than the P frames before it (exactly 3 below the QP the rate control would
+// have given a P frame there; the unit tests check that), and with ip-factor=1.0 it is not.
+TEST(H264Enc, CbrIdrFinerThanPFrames) {
+  const int n = 24;
+  const auto& frames = clip("I420", 176, 144, n);
+  ASSERT_EQ(int(frames.size()), n);
+  for (double ipf : {1.4, 1.0}) {
+    Encoded enc;
+    encode("backend=cpu speed-preset=fast rate-control=cbr bitrate=300 key-int-max=20 ip-factor=" +
+               std::to_string(ipf),
+           raw_caps("I420", 176, 144), frames, enc);
+    ASSERT_EQ(enc.error, "");
+    std::vector<int> qps = slice_qps(enc);
+    ASSERT_EQ(int(qps.size()), n);
+    for (int q : qps) ASSERT_GE(q, 0);
+    const double p_mean = std::accumulate(qps.begin() + 15, qps.begin() + 20, 0.0) / 5;
+    std::printf("ip-factor %.1f: IDR qp %d, P frames 15..19 mean qp %.1f\n", ipf, qps[20], p_mean);
+    if (ipf > 1.2) {
+      EXPECT_LE(qps[20], p_mean - 1.5) << "IDR not finer than the P frames";
+    } else {
+      EXPECT_NEAR(qps[20], p_mean, 2.5);
+    }
+  }
+}
+
 // --- latency and lifecycle -------------------------------------------------------------------
 
+// tune=zerolatency (and, today, every configuration): the output of frame N is pushed before
+// frame N+1 is accepted, and a latency query adds nothing to upstream's latency.
 TEST(H264Enc, ZeroLatencyPushesEachFrameAtOnce) {
   const auto& frames = clip("I420", 176, 144, 5);
   ASSERT_EQ(frames.size(), 5u);
-  GstHarness* h = new_harness("backend=cpu tune=zerolatency");
-  gst_harness_set_src_caps_str(h, raw_caps("I420", 176, 144).c_str());
-  for (guint i = 0; i < 5; i++) {
-    ASSERT_EQ(gst_harness_push(h, gst_buffer_ref(frames[i])), GST_FLOW_OK);
-    EXPECT_EQ(gst_harness_buffers_received(h), i + 1) << "output of frame " << i << " not yet pushed";
+  for (const char* props : {"backend=cpu tune=zerolatency",
+                            "backend=cpu tune=zerolatency rate-control=cbr bitrate=300 ref-frames=4 slices=3 "
+                            "key-int-max=3",
+                            "backend=cpu"}) {
+    GstHarness* h = new_harness(props);
+    gst_harness_set_src_caps_str(h, raw_caps("I420", 176, 144).c_str());
+    // Upstream is live with 20 ms of latency; the encoder adds its own to what it forwards.
+    gst_harness_set_upstream_latency(h, 20 * GST_MSECOND);
+    for (size_t i = 0; i < frames.size(); i++) {
+      ASSERT_EQ(gst_harness_push(h, gst_buffer_ref(frames[i])), GST_FLOW_OK);
+      GstBuffer* out = gst_harness_try_pull(h);
+      ASSERT_NE(out, nullptr) << props << ": output of frame " << i << " not pushed before frame " << i + 1;
+      EXPECT_EQ(GST_BUFFER_PTS(out), GST_BUFFER_PTS(frames[i])) << props << ": frame " << i;
+      gst_buffer_unref(out);
+    }
+    GstQuery* q = gst_query_new_latency();
+    ASSERT_TRUE(gst_pad_peer_query(h->sinkpad, q)) << props;
+    gboolean live = FALSE;
+    GstClockTime min = 0, max = 0;
+    gst_query_parse_latency(q, &live, &min, &max);
+    gst_query_unref(q);
+    EXPECT_TRUE(live);
+    // At most one frame duration of its own; this encoder reports none.
+    EXPECT_LE(min, 20 * GST_MSECOND + GST_SECOND / kFps) << props;
+    EXPECT_EQ(min, 20 * GST_MSECOND) << props;
+    teardown(h);
   }
-  EXPECT_EQ(gst_harness_query_latency(h), 0u);
-  gst_harness_teardown(h);
 }
 
 TEST(H264Enc, EosDrainsEveryFrame) {
@@ -629,16 +975,180 @@ TEST(H264Enc, EosDrainsEveryFrame) {
   EXPECT_EQ(enc.error, "");
 }
 
-TEST(H264Enc, HundredStartStopCycles) {
-  const auto& frames = clip("I420", 176, 144, 1);
+// --- lifecycle, concurrency and failures (also run under valgrind: H264EncLifecycle.*) --------
+
+// Small frames, so that the valgrind run stays short.
+constexpr int kSmallW = 64, kSmallH = 48;
+
+// appsrc ! cudah264enc ! appsink, for running several at once and restarting one (appsink
+// posts EOS without waiting for its samples to be taken).
+struct EncodePipeline {
+  GstElement* pipeline = nullptr;
+  GstElement* src = nullptr;
+  GstElement* sink = nullptr;
+
+  explicit EncodePipeline(const std::string& props) {
+    pipeline = gst_parse_launch(("appsrc name=src format=time caps=" + raw_caps("I420", kSmallW, kSmallH) +
+                                 " ! cudah264enc " + props + " ! appsink name=sink sync=false wait-on-eos=false")
+                                    .c_str(),
+                                nullptr);
+    if (!pipeline) return;
+    src = gst_bin_get_by_name(GST_BIN(pipeline), "src");
+    sink = gst_bin_get_by_name(GST_BIN(pipeline), "sink");
+  }
+  ~EncodePipeline() {
+    if (!pipeline) return;
+    gst_element_set_state(pipeline, GST_STATE_NULL);
+    gst_object_unref(src);
+    gst_object_unref(sink);
+    gst_object_unref(pipeline);
+  }
+  // Queues the frames and EOS (appsrc drops what it gets before it starts).
+  void feed(const std::vector<GstBuffer*>& frames) {
+    for (GstBuffer* f : frames) gst_app_src_push_buffer(GST_APP_SRC(src), gst_buffer_ref(f));
+    gst_app_src_end_of_stream(GST_APP_SRC(src));
+  }
+  // Waits for EOS (or an error, returned) and takes the access units.
+  std::string finish(std::vector<Bytes>& aus) {
+    std::string error;
+    GstBus* bus = gst_element_get_bus(pipeline);
+    GstMessage* m = gst_bus_timed_pop_filtered(bus, 300 * GST_SECOND,
+                                               GstMessageType(GST_MESSAGE_EOS | GST_MESSAGE_ERROR));
+    if (!m) {
+      error = "timeout";
+    } else if (GST_MESSAGE_TYPE(m) == GST_MESSAGE_ERROR) {
+      GError* err = nullptr;
+      gst_message_parse_error(m, &err, nullptr);
+      error = err->message;
+      g_error_free(err);
+    }
+    if (m) gst_message_unref(m);
+    gst_object_unref(bus);
+    while (GstSample* sample = gst_app_sink_try_pull_sample(GST_APP_SINK(sink), 0)) {
+      aus.push_back(bytes_of(gst_sample_get_buffer(sample)));
+      gst_sample_unref(sample);
+    }
+    return error;
+  }
+};
+
+TEST(H264EncLifecycle, HundredStartStopCycles) {
+  const auto& frames = clip("I420", kSmallW, kSmallH, 1);
   ASSERT_EQ(frames.size(), 1u);
   for (int i = 0; i < 100; i++) {
     GstHarness* h = new_harness("backend=cpu");
-    gst_harness_set_src_caps_str(h, raw_caps("I420", 176, 144).c_str());
+    gst_harness_set_src_caps_str(h, raw_caps("I420", kSmallW, kSmallH).c_str());
     ASSERT_EQ(gst_harness_push(h, gst_buffer_ref(frames[0])), GST_FLOW_OK);
     GstBuffer* out = gst_harness_pull(h);
     ASSERT_NE(out, nullptr);
     gst_buffer_unref(out);
-    gst_harness_teardown(h);
+    teardown(h);
   }
+}
+
+// One element taken from NULL to PLAYING and back 100 times, coding an IDR and a P frame
+// each time: the same stream every time, and nothing left over from the last run.
+TEST(H264EncLifecycle, HundredRestartsOfOneElement) {
+  const auto& frames = clip("I420", kSmallW, kSmallH, 2);
+  ASSERT_EQ(frames.size(), 2u);
+  EncodePipeline p("backend=cpu");
+  ASSERT_NE(p.pipeline, nullptr);
+  std::vector<Bytes> first;
+  for (int i = 0; i < 100; i++) {
+    ASSERT_NE(gst_element_set_state(p.pipeline, GST_STATE_PLAYING), GST_STATE_CHANGE_FAILURE);
+    p.feed(frames);
+    std::vector<Bytes> aus;
+    ASSERT_EQ(p.finish(aus), "") << "cycle " << i;
+    ASSERT_EQ(aus.size(), 2u) << "cycle " << i;
+    if (i == 0)
+      first = aus;
+    else
+      ASSERT_EQ(aus, first) << "cycle " << i << " coded a different stream";
+    ASSERT_EQ(gst_element_set_state(p.pipeline, GST_STATE_NULL), GST_STATE_CHANGE_SUCCESS);
+  }
+}
+
+// 16 pipelines encoding at once (each its own streaming thread and engine): every one codes
+// the same stream, and that stream decodes.
+TEST(H264EncLifecycle, SixteenInstancesAtOnce) {
+  constexpr int kInstances = 16, kFrames = 3;
+  const auto& frames = clip("I420", kSmallW, kSmallH, kFrames);
+  ASSERT_EQ(int(frames.size()), kFrames);
+  std::vector<std::unique_ptr<EncodePipeline>> pipes;
+  for (int i = 0; i < kInstances; i++) {
+    pipes.push_back(std::make_unique<EncodePipeline>("backend=cpu key-int-max=2"));
+    ASSERT_NE(pipes.back()->pipeline, nullptr);
+  }
+  for (auto& p : pipes) ASSERT_NE(gst_element_set_state(p->pipeline, GST_STATE_PLAYING), GST_STATE_CHANGE_FAILURE);
+  for (auto& p : pipes) p->feed(frames);
+  std::vector<std::vector<Bytes>> out(kInstances);
+  for (int i = 0; i < kInstances; i++) EXPECT_EQ(pipes[size_t(i)]->finish(out[size_t(i)]), "") << "instance " << i;
+  pipes.clear();
+  ASSERT_EQ(int(out[0].size()), kFrames);
+  for (int i = 1; i < kInstances; i++) EXPECT_EQ(out[size_t(i)], out[0]) << "instance " << i << " differs";
+  Bytes stream;
+  for (const Bytes& au : out[0]) stream.insert(stream.end(), au.begin(), au.end());
+  gvc::test::TempDir dir;
+  ASSERT_TRUE(gvc::test::write_file(dir.path() + "/s.h264", stream));
+  auto r = gvc::test::run_command({gvc::test::find_ffmpeg(), "-nostdin", "-v", "error", "-i", dir.path() + "/s.h264",
+                                   "-f", "null", "-"});
+  EXPECT_EQ(r.exit_code, 0);
+  EXPECT_EQ(r.stderr_text, "");
+}
+
+// A backend failure mid-stream (the test hook of gst/backendsel.h fails every backend call
+// after the first N, as a GPU that fails would): an ERROR message from the element that says
+// what failed, GST_FLOW_ERROR for that frame and every later one, no crash, and a clean stop.
+TEST(H264EncLifecycle, BackendFailureEndsInElementError) {
+  const int n = 5;
+  const auto& frames = clip("I420", kSmallW, kSmallH, n);
+  ASSERT_EQ(int(frames.size()), n);
+  struct {
+    const char* props;
+    const char* fail_after;
+    int frames_out;  // coded before the failure; -1: any number below n
+  } cases[] = {
+      {"backend=cpu intra-pruning=kirsch", "0", 0},  // the IDR's intra pruning fails
+      {"backend=cpu", "0", 1},                       // the IDR calls no kernel; frame 1's search fails
+      {"backend=cpu ref-frames=2 intra-pruning=sobel", "3", -1},
+  };
+  for (const auto& c : cases) {
+    g_setenv("GVC_TEST_BACKEND_FAIL_AFTER", c.fail_after, TRUE);
+    GstHarness* h = new_harness(c.props);
+    g_unsetenv("GVC_TEST_BACKEND_FAIL_AFTER");
+    gst_harness_set_src_caps_str(h, raw_caps("I420", kSmallW, kSmallH).c_str());
+    int ok = 0;
+    GstFlowReturn ret = GST_FLOW_OK;
+    for (; ok < n; ok++) {
+      ret = gst_harness_push(h, gst_buffer_ref(frames[size_t(ok)]));
+      if (ret != GST_FLOW_OK) break;
+    }
+    EXPECT_EQ(ret, GST_FLOW_ERROR) << c.props;
+    if (c.frames_out >= 0) {
+      EXPECT_EQ(ok, c.frames_out) << c.props;
+    } else {
+      EXPECT_LT(ok, n) << c.props;
+    }
+    EXPECT_EQ(gst_harness_buffers_received(h), guint(ok)) << c.props;
+    std::string err = pop_error(h);
+    EXPECT_NE(err.find("Encoding a frame failed"), std::string::npos) << c.props << ": " << err;
+    EXPECT_NE(err.find("injected backend failure"), std::string::npos) << c.props << ": " << err;
+    // The engine is not touched again: later frames fail at once, without a second error.
+    if (ok + 1 < n) {
+      EXPECT_EQ(gst_harness_push(h, gst_buffer_ref(frames[size_t(ok + 1)])), GST_FLOW_ERROR);
+    }
+    EXPECT_EQ(pop_error(h), "");
+    teardown(h);
+  }
+  // In a pipeline: the bus gets the element's error and the pipeline stops.
+  EncodePipeline p("backend=cpu");
+  ASSERT_NE(p.pipeline, nullptr);
+  g_setenv("GVC_TEST_BACKEND_FAIL_AFTER", "1", TRUE);  // read when the element starts
+  gst_element_set_state(p.pipeline, GST_STATE_PLAYING);
+  g_unsetenv("GVC_TEST_BACKEND_FAIL_AFTER");
+  p.feed(frames);
+  std::vector<Bytes> aus;
+  std::string err = p.finish(aus);
+  EXPECT_NE(err.find("injected backend failure"), std::string::npos) << err;
+  EXPECT_LT(aus.size(), size_t(n));
 }

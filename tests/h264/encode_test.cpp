@@ -278,6 +278,13 @@ const Case kCases[] = {
     // 4 references, 4 slices, keyint 4 (the list grows again after each IDR).
     {"parts_ref4_slices4_keyint4", 176, 144, 30, 9, true, true, true, kUse16x8 | kUse8x16 | kUse8x8 | kUseRefN,
      0, 4, nullptr, 0, 0, 4, 4},
+    // Real sizes, 3 frames each (the CPU engine is slow): the clip scaled to 720x528 (whole
+    // macroblocks) and 1366x768 (cropped on the right, 85.375 macroblocks), and a 1920x1080 pan
+    // over the painting (13 and 5 samples per frame, no scaling; cropped at the bottom).
+    {"size_720x528", 720, 528, 28, 3, true, true, true, kUseI4 | kUseI16 | kUseP | kUseSkip},
+    {"size_1366x768", 1366, 768, 28, 3, true, true, true, kUseI4 | kUseI16 | kUseP | kUseSkip},
+    {"size_1920x1080_pan", 1920, 1080, 28, 3, true, true, true, kUseI4 | kUseP | kUseLongMv, 0, 250,
+     "crop=1920:1080:x=1000+13*n:y=800+5*n", 0, 0, 1, 1, true, kElephants},
     // P_L0_16x16 only, for the comparison with the cases above.
     {"p16_ref1_qp26", 176, 144, 26, 8, true, true, true, kUse16x16 | kUseSkip, 0, 250, nullptr, 0, 0, 1, 1,
      false},
