@@ -1,7 +1,9 @@
 // analyse_inter.cpp: P macroblock decision: partitions, sub-partitions, references and P_Skip
 #include "common/h264enc/analyse_inter.h"
 
+#include <algorithm>
 #include <climits>
+#include <cstdint>
 #include <cstring>
 
 #include "common/bitstream/bitwriter.h"
@@ -130,7 +132,8 @@ InterChoice choose_mb_partitions(const PartitionSearch& ps, MbType type, int lam
 }
 
 // P_8x8: per 8x8 in decoding order, the sub_mb_type and refIdxL0 of least J.
-InterChoice choose_p8x8(const PartitionSearch& ps, int lambda, int num_refs, bool sub8x8) {
+// `only_sub` (per quadrant, or null): the one sub_mb_type to try.
+InterChoice choose_p8x8(const PartitionSearch& ps, int lambda, int num_refs, bool sub8x8, const uint8_t* only_sub) {
   InterChoice c;
   c.type = MbType::P8x8;
   c.cost = lambda * ue_size(3);
@@ -140,6 +143,7 @@ InterChoice choose_p8x8(const PartitionSearch& ps, int lambda, int num_refs, boo
     best.cost = INT_MAX;
     for (int r = 0; r < num_refs; r++) {
       for (int sub = kSubP8x8; sub <= (sub8x8 ? kSubP4x4 : kSubP8x8); sub++) {
+        if (only_sub && sub != only_sub[quad]) continue;
         InterChoice t = c;
         t.sub_mb_type[quad] = uint8_t(sub);
         int cost = lambda * (ue_size(uint32_t(sub)) + ref_bits(r, num_refs));
@@ -170,6 +174,49 @@ InterChoice choose_p8x8(const PartitionSearch& ps, int lambda, int num_refs, boo
 
 }  // namespace
 
+Preselection preselect(const MbAnalysis& a) {
+  Preselection sel;
+  const EncoderParams& p = *a.params;
+  auto me_cost = [&](int part) {  // best over the references, ref_idx bits aside
+    uint32_t best = UINT32_MAX;
+    for (int r = 0; r < a.num_refs; r++)
+      best = std::min(best, a.me[r].data[a.my * a.me[r].mb_cols + a.mx].part[part].cost);
+    return int64_t(best);
+  };
+  const int64_t l = a.lambda;
+  const int64_t c16 = me_cost(kPart16x16) + l * ue_size(0);
+  int64_t best = c16;
+  int choice = 0;  // 0: 16x16 only, 1: 16x8, 2: 8x16, 3: 8x8
+  if (p.analyse.part16x8) {
+    const int64_t c168 = me_cost(kPart16x8) + me_cost(kPart16x8 + 1) + l * ue_size(1);
+    const int64_t c816 = me_cost(kPart8x16) + me_cost(kPart8x16 + 1) + l * ue_size(2);
+    if (c168 < best) best = c168, choice = 1;
+    if (c816 < best) best = c816, choice = 2;
+  }
+  if (p.analyse.part8x8) {
+    int64_t c88 = l * ue_size(3);
+    for (int q = 0; q < 4; q++) {
+      int64_t qbest = me_cost(kPart8x8 + q) + l * ue_size(kSubP8x8);
+      sel.sub[q] = kSubP8x8;
+      if (p.analyse.sub8x8) {
+        const int64_t c84 = me_cost(kPart8x4 + 2 * q) + me_cost(kPart8x4 + 2 * q + 1) + l * ue_size(kSubP8x4);
+        const int64_t c48 = me_cost(kPart4x8 + 2 * q) + me_cost(kPart4x8 + 2 * q + 1) + l * ue_size(kSubP4x8);
+        int64_t c44 = l * ue_size(kSubP4x4);
+        for (int k = 0; k < 4; k++) c44 += me_cost(kPart4x4 + 4 * q + k);
+        if (c84 < qbest) qbest = c84, sel.sub[q] = kSubP8x4;
+        if (c48 < qbest) qbest = c48, sel.sub[q] = kSubP4x8;
+        if (c44 < qbest) qbest = c44, sel.sub[q] = kSubP4x4;
+      }
+      c88 += qbest;
+    }
+    if (c88 < best) best = c88, choice = 3;
+  }
+  sel.try16x8 = choice == 1;
+  sel.try8x16 = choice == 2;
+  sel.try8x8 = choice == 3;
+  return sel;
+}
+
 void choose_inter(const MbAnalysis& a, const MbPixels& px, InterChoice& out) {
   const EncoderParams& p = *a.params;
   PartitionSearch ps(a, px);
@@ -177,11 +224,18 @@ void choose_inter(const MbAnalysis& a, const MbPixels& px, InterChoice& out) {
   auto consider = [&](const InterChoice& c) {
     if (c.cost < out.cost) out = c;
   };
-  if (p.analyse.part16x8) {
-    consider(choose_mb_partitions(ps, MbType::PL0_16x8, a.lambda, a.num_refs));
-    consider(choose_mb_partitions(ps, MbType::PL0_8x16, a.lambda, a.num_refs));
+  if (p.analyse.preselect) {
+    const Preselection sel = preselect(a);
+    if (sel.try16x8) consider(choose_mb_partitions(ps, MbType::PL0_16x8, a.lambda, a.num_refs));
+    if (sel.try8x16) consider(choose_mb_partitions(ps, MbType::PL0_8x16, a.lambda, a.num_refs));
+    if (sel.try8x8) consider(choose_p8x8(ps, a.lambda, a.num_refs, p.analyse.sub8x8, sel.sub));
+  } else {
+    if (p.analyse.part16x8) {
+      consider(choose_mb_partitions(ps, MbType::PL0_16x8, a.lambda, a.num_refs));
+      consider(choose_mb_partitions(ps, MbType::PL0_8x16, a.lambda, a.num_refs));
+    }
+    if (p.analyse.part8x8) consider(choose_p8x8(ps, a.lambda, a.num_refs, p.analyse.sub8x8, nullptr));
   }
-  if (p.analyse.part8x8) consider(choose_p8x8(ps, a.lambda, a.num_refs, p.analyse.sub8x8));
 
   // P_Skip: refIdxL0 0 and the predicted vector, no syntax but the skip run.
   InterChoice skip;

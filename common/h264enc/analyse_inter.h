@@ -24,6 +24,16 @@ struct InterChoice {
   int cost = 0;                     // J of the choice
 };
 
+// Seed 002's inter pre-selection: from the ME core's costs (SAD + lambda * vector bits with
+// its approximate predictor; best reference per partition) plus lambda * mb_type and
+// sub_mb_type bits, the cheapest macroblock shape and, for P_8x8, the cheapest sub_mb_type of
+// each quadrant. choose_inter then re-costs only that shape besides P_L0_16x16 and P_Skip.
+struct Preselection {
+  bool try16x8 = false, try8x16 = false, try8x8 = false;
+  uint8_t sub[4] = {};  // P_8x8: sub_mb_type per quadrant
+};
+Preselection preselect(const MbAnalysis& a);
+
 // Chooses the inter coding of macroblock (a.mx, a.my) of a P slice (a.num_refs > 0).
 void choose_inter(const MbAnalysis& a, const MbPixels& px, InterChoice& out);
 

@@ -25,6 +25,7 @@ struct EncoderParams {
     bool part8x8 = true;    // try P_8x8 (sub_mb_type 8x8)
     bool sub8x8 = true;     // with part8x8: also sub_mb_type 8x4, 4x8 and 4x4
     bool refine = true;     // re-refine 16x16..8x8 vectors in quarter-pel steps (at most 2), true mvp
+    bool preselect = true;  // seed 002: re-cost only the shape the ME core's costs prefer (analyse_inter.h)
     // intra modes tried: None every mode; Kirsch (seed 003) or Sobel (Pan) edge candidates only
     IntraPruneMethod intra_prune = IntraPruneMethod::None;
   } analyse;
