@@ -210,10 +210,12 @@ gvc_h264_speed_preset_get_type (void)
   static const GEnumValue values[] = {
     {GVC_H264_SPEED_FAST, "Search range 8, 16x16 only, no re-refinement",
         "fast"},
-    {GVC_H264_SPEED_MEDIUM, "Search range 16, 16x16 to 8x8, re-refinement",
-        "medium"},
+    {GVC_H264_SPEED_MEDIUM,
+        "Search range 16, 16x16 to 8x8 (the shape the motion search prefers), "
+        "re-refinement", "medium"},
     {GVC_H264_SPEED_SLOW,
-        "Search range 32, every partition down to 4x4, re-refinement", "slow"},
+        "Search range 32, every partition down to 4x4, every shape re-costed, "
+        "re-refinement", "slow"},
     {0, NULL, NULL},
   };
 
@@ -606,6 +608,8 @@ fill_params (GvcCudaH264Enc * self, gvc::h264::EncoderParams & p)
       break;
     case GVC_H264_SPEED_SLOW:
       p.analyse.search_range = 32;
+      /* Every macroblock shape re-costed, not only the one the ME core's costs prefer. */
+      p.analyse.preselect = false;
       break;
   }
   switch (self->intra_pruning) {

@@ -75,11 +75,11 @@ const std::vector<GstBuffer*>& clip(const char* format, int w, int h, int n) {
   return frames;
 }
 
+const char* const kElephants = "/usr/share/backgrounds/mate/abstract/Elephants_5640x3172.jpg";
+
 // `n` frames of a pan over mate-backgrounds' 5640x3172 painting (13 and 5 samples per frame
 // right and down, a w x h crop, no scaling), made by ffmpeg, in `format` with GStreamer's
 // default strides, timed at kFps; cached. Empty if the image or ffmpeg is missing.
-const char* const kElephants = "/usr/share/backgrounds/mate/abstract/Elephants_5640x3172.jpg";
-
 const std::vector<GstBuffer*>& pan(const char* format, int w, int h, int n) {
   // Never destroyed: the frames stay reachable until exit (valgrind calls them still in use).
   static auto* cache = new std::map<std::string, std::vector<GstBuffer*>>;
