@@ -209,69 +209,99 @@ TEST(CudaMv, NegotiatesSystemMemoryCaps) {
   }
 }
 
+TEST(CudaMv, AutoFallsBackToTheCpuWithoutADevice) {
+  if (cuda_device_present()) GTEST_SKIP() << "a CUDA device is present: auto picks it";
+  GstHarness* h = new_harness("backend=auto");
+  GstElement* mv = cudamv_of(h);
+  GstBuffer* out = push_pair(h, 2, 1);
+  ASSERT_NE(out, nullptr);
+  EXPECT_NE(gvc_mv_meta_get(out), nullptr);
+  EXPECT_FALSE(gvc_mv_meta_is_on_gpu(gvc_mv_meta_get(out)));
+  gchar* active = nullptr;
+  g_object_get(mv, "active-backend", &active, nullptr);
+  EXPECT_STREQ(active, "cpu");
+  g_free(active);
+  gst_object_unref(mv);  // find_element took a ref
+  gst_buffer_unref(out);
+  gst_harness_teardown(h);
+}
+
 TEST(CudaMv, NegotiatesCudaMemoryCaps) {
   if (!cuda_device_present()) GTEST_SKIP() << "no CUDA device or driver on this machine";
 #if GVC_TEST_CUDA
   GstCudaContext* ctx = gst_cuda_context_new(0);
   ASSERT_NE(ctx, nullptr);
-  GstElement* mv = gst_element_factory_make("cudamv", nullptr);
-  g_object_set(mv, "backend", 1 /* cuda */, nullptr);
-  GstContext* context = gst_context_new_cuda_context(ctx);
-  gst_element_set_context(mv, context);
-  gst_context_unref(context);
-  GstHarness* h = gst_harness_new_with_element(mv, "sink", "src");
-  gst_object_unref(mv);
-  std::string caps = caps_str("NV12", kW, kH, true);
-  gst_harness_set_src_caps_str(h, caps.c_str());
+  for (const char* format : {"NV12", "I420"}) {
+    SCOPED_TRACE(format);
+    GstElement* mv = gst_element_factory_make("cudamv", nullptr);
+    g_object_set(mv, "backend", 1 /* cuda */, nullptr);
+    GstContext* context = gst_context_new_cuda_context(ctx);
+    gst_element_set_context(mv, context);
+    gst_context_unref(context);
+    GstHarness* h = gst_harness_new_with_element(mv, "sink", "src");
+    gst_object_unref(mv);
+    std::string caps = caps_str(format, kW, kH, true);
+    gst_harness_set_src_caps_str(h, caps.c_str());
 
-  GstCaps* c = gst_caps_from_string(caps.c_str());
-  GstVideoInfo info;
-  gst_video_info_from_caps(&info, c);
-  GstBufferPool* pool = gst_cuda_buffer_pool_new(ctx);
-  GstStructure* config = gst_buffer_pool_get_config(pool);
-  gst_buffer_pool_config_set_params(config, c, info.size, 0, 0);
-  ASSERT_TRUE(gst_buffer_pool_set_config(pool, config));
-  ASSERT_TRUE(gst_buffer_pool_set_active(pool, TRUE));
-  gst_caps_unref(c);
+    GstCaps* c = gst_caps_from_string(caps.c_str());
+    GstVideoInfo info;
+    gst_video_info_from_caps(&info, c);
+    GstBufferPool* pool = gst_cuda_buffer_pool_new(ctx);
+    GstStructure* config = gst_buffer_pool_get_config(pool);
+    gst_buffer_pool_config_set_params(config, c, info.size, 0, 0);
+    ASSERT_TRUE(gst_buffer_pool_set_config(pool, config));
+    ASSERT_TRUE(gst_buffer_pool_set_active(pool, TRUE));
+    gst_caps_unref(c);
 
-  std::vector<GvcMvCost> fields[2];
-  for (int n = 0; n < 2; n++) {
-    GstBuffer* sys = make_frame("NV12", kOx + 3 * n, kOy - 2 * n, n);
-    GstBuffer* buf = nullptr;
-    ASSERT_EQ(gst_buffer_pool_acquire_buffer(pool, &buf, nullptr), GST_FLOW_OK);
-    GstVideoFrame src, dst;
-    gst_video_frame_map(&src, &info, sys, GST_MAP_READ);
-    gst_video_frame_map(&dst, &info, buf, GST_MAP_WRITE);
-    gst_video_frame_copy(&dst, &src);
-    gst_video_frame_unmap(&dst);
-    gst_video_frame_unmap(&src);
-    GST_BUFFER_PTS(buf) = GST_BUFFER_PTS(sys);
-    gst_buffer_unref(sys);
-    ASSERT_TRUE(gst_is_cuda_memory(gst_buffer_peek_memory(buf, 0)));
+    std::vector<GvcMvCost> fields[2];
+    for (int n = 0; n < 2; n++) {
+      GstBuffer* sys = make_frame(format, kOx + 3 * n, kOy - 2 * n, n);
+      GstBuffer* buf = nullptr;
+      ASSERT_EQ(gst_buffer_pool_acquire_buffer(pool, &buf, nullptr), GST_FLOW_OK);
+      GstVideoFrame src, dst;
+      gst_video_frame_map(&src, &info, sys, GST_MAP_READ);
+      gst_video_frame_map(&dst, &info, buf, GST_MAP_WRITE);
+      gst_video_frame_copy(&dst, &src);
+      gst_video_frame_unmap(&dst);
+      gst_video_frame_unmap(&src);
+      GST_BUFFER_PTS(buf) = GST_BUFFER_PTS(sys);
+      gst_buffer_unref(sys);
+      ASSERT_TRUE(gst_is_cuda_memory(gst_buffer_peek_memory(buf, 0)));
+      GstMemory* in_mem = gst_memory_ref(gst_buffer_peek_memory(buf, 0));
 
-    GstBuffer* out = gst_harness_push_and_pull(h, buf);
-    ASSERT_NE(out, nullptr);
-    EXPECT_TRUE(gst_is_cuda_memory(gst_buffer_peek_memory(out, 0)));
-    GvcMvMeta* meta = gvc_mv_meta_get(out);
-    if (n == 0) {
-      EXPECT_EQ(meta, nullptr);
-    } else {
-      ASSERT_NE(meta, nullptr);
-      EXPECT_TRUE(gvc_mv_meta_is_on_gpu(meta)) << "vectors computed on the GPU stay there";
-      fields[n] = vectors_of(meta);
-      ASSERT_EQ(fields[n].size(), size_t(11 * 9));
-      EXPECT_EQ(fields[n][5 * 11 + 5].mvx, 12);
-      EXPECT_EQ(fields[n][5 * 11 + 5].mvy, -8);
+      GstBuffer* out = gst_harness_push_and_pull(h, buf);
+      ASSERT_NE(out, nullptr);
+      EXPECT_TRUE(gst_is_cuda_memory(gst_buffer_peek_memory(out, 0)));
+      EXPECT_EQ(gst_buffer_n_memory(out), 1u);
+      EXPECT_EQ(gst_buffer_peek_memory(out, 0), in_mem) << "the frame is passed on, not copied";
+      gst_memory_unref(in_mem);
+      GvcMvMeta* meta = gvc_mv_meta_get(out);
+      if (n == 0) {
+        EXPECT_EQ(meta, nullptr);
+      } else {
+        ASSERT_NE(meta, nullptr);
+        EXPECT_TRUE(gvc_mv_meta_is_on_gpu(meta)) << "vectors computed on the GPU stay there";
+        fields[n] = vectors_of(meta);
+        ASSERT_EQ(fields[n].size(), size_t(11 * 9));
+        EXPECT_EQ(fields[n][5 * 11 + 5].mvx, 12);
+        EXPECT_EQ(fields[n][5 * 11 + 5].mvy, -8);
+      }
+      gst_buffer_unref(out);
     }
-    gst_buffer_unref(out);
+    GstCaps* current = gst_pad_get_current_caps(h->sinkpad);
+    ASSERT_NE(current, nullptr);
+    GstCaps* want = gst_caps_from_string(caps.c_str());
+    EXPECT_TRUE(gst_caps_is_equal(current, want)) << gst_caps_to_string(current);
+    gst_caps_unref(want);
+    gst_caps_unref(current);
+    gchar* active = nullptr;
+    g_object_get(h->element, "active-backend", &active, nullptr);
+    EXPECT_STREQ(active, "cuda");
+    g_free(active);
+    gst_harness_teardown(h);
+    gst_buffer_pool_set_active(pool, FALSE);
+    gst_object_unref(pool);
   }
-  gchar* active = nullptr;
-  g_object_get(h->element, "active-backend", &active, nullptr);
-  EXPECT_STREQ(active, "cuda");
-  g_free(active);
-  gst_harness_teardown(h);
-  gst_buffer_pool_set_active(pool, FALSE);
-  gst_object_unref(pool);
   gst_object_unref(ctx);
 #endif
 }
