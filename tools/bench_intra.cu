@@ -78,15 +78,8 @@ int main(int argc, char** argv) {
       return 2;
     }
   }
-  int ndev = 0;
-  if (cudaGetDeviceCount(&ndev) != cudaSuccess || ndev == 0) {
-    std::fprintf(stderr, "bench: no CUDA device\n");
-    return 77;
-  }
-  BENCH_CUDA(cudaSetDevice(0));
-  std::printf("device: %s\n", gvc::cuda::describe_device(0).c_str());
   gvc::cuda::Stream stream;
-  BENCH_CHECK(stream.create());
+  open_bench_device(stream);
   cudaStream_t s = stream.get();
   cudaEvent_t e0, e1;
   BENCH_CUDA(cudaEventCreate(&e0));

@@ -47,53 +47,6 @@ __global__ void vsad_peak_kernel(uint32_t seed, int iters, uint32_t* sink) {
   if (r == 0x12345678u) sink[0] = r;
 }
 
-struct Frames {
-  int w, h;
-  std::vector<gvc::cuda::DeviceBuffer> bufs;
-  std::vector<gvc::cuda::DevicePlane> planes;
-};
-
-// `count` frames of w x h, frame t panned by (3t, 2t) samples over the source.
-Frames make_frames(const std::vector<uint8_t>& src, int sw, int sh, int w, int h, int count,
-                   std::vector<std::vector<uint8_t>>* host) {
-  Frames f{w, h, {}, {}};
-  const size_t pitch = (size_t(w) + 255) & ~size_t(255);
-  for (int t = 0; t < count; t++) {
-    std::vector<uint8_t> img(size_t(w) * h);
-    const int ox = std::min(3 * t, sw - w), oy = std::min(2 * t, sh - h);
-    for (int y = 0; y < h; y++) std::memcpy(&img[size_t(y) * w], &src[size_t(oy + y) * sw + ox], w);
-    gvc::cuda::DeviceBuffer b;
-    BENCH_CHECK(b.reserve(pitch * h));
-    BENCH_CUDA(cudaMemcpy2D(b.get(), pitch, img.data(), w, w, h, cudaMemcpyHostToDevice));
-    f.planes.push_back({b.get<uint8_t>(), ptrdiff_t(pitch), w, h});
-    f.bufs.push_back(std::move(b));
-    if (host) host->push_back(std::move(img));
-  }
-  return f;
-}
-
-template <typename F>
-double median_ms_per_frame(F&& run_frame, int iters, int reps, cudaStream_t s) {
-  cudaEvent_t e0, e1;
-  BENCH_CUDA(cudaEventCreate(&e0));
-  BENCH_CUDA(cudaEventCreate(&e1));
-  for (int i = 0; i < 5; i++) run_frame(i);
-  std::vector<double> t;
-  for (int r = 0; r < reps; r++) {
-    BENCH_CUDA(cudaEventRecord(e0, s));
-    for (int i = 0; i < iters; i++) run_frame(i);
-    BENCH_CUDA(cudaEventRecord(e1, s));
-    BENCH_CUDA(cudaEventSynchronize(e1));
-    float ms = 0;
-    BENCH_CUDA(cudaEventElapsedTime(&ms, e0, e1));
-    t.push_back(double(ms) / iters);
-  }
-  cudaEventDestroy(e0);
-  cudaEventDestroy(e1);
-  std::sort(t.begin(), t.end());
-  return t[t.size() / 2];
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -109,15 +62,8 @@ int main(int argc, char** argv) {
       return 2;
     }
   }
-  int ndev = 0;
-  if (cudaGetDeviceCount(&ndev) != cudaSuccess || ndev == 0) {
-    std::fprintf(stderr, "bench: no CUDA device\n");
-    return 77;
-  }
-  BENCH_CUDA(cudaSetDevice(0));
-  std::printf("device: %s\n", gvc::cuda::describe_device(0).c_str());
   gvc::cuda::Stream stream;
-  BENCH_CHECK(stream.create());
+  open_bench_device(stream);
   cudaStream_t s = stream.get();
 
   // __vsadu4 peak: pixel differences per second (4 per instruction).
