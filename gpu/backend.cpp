@@ -176,6 +176,9 @@ class CudaH264Reconstructor final : public h264::FrameReconstructor {
 
   const char* name() const override { return "cuda"; }
 
+  // The decision runs on the CPU's wavefront (decide_mb.h is GVC_HD code, ready for a kernel).
+  Status decide(const h264::DecideJob& job) override { return cpu_->decide(job); }
+
   Status run(const h264::ReconJob& job) override {
     GVC_TRY(state_->enter());
     return core_.run(job, state_->stream.get());
@@ -184,6 +187,7 @@ class CudaH264Reconstructor final : public h264::FrameReconstructor {
  private:
   std::shared_ptr<CudaState> state_;
   cuda::H264ReconCore core_;
+  std::unique_ptr<h264::FrameReconstructor> cpu_ = h264::make_cpu_reconstructor();
 };
 
 class CudaBackend final : public Backend {

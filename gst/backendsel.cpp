@@ -95,6 +95,10 @@ class FaultyReconstructor final : public gvc::h264::FrameReconstructor {
       : inner_ (std::move (inner)), budget_ (std::move (budget)) {}
 
   const char *name () const override { return inner_->name (); }
+  gvc::Status decide (const gvc::h264::DecideJob & job) override {
+    gvc::Status st = budget_->take ("the H.264 mode decision");
+    return st.ok () ? inner_->decide (job) : st;
+  }
   gvc::Status run (const gvc::h264::ReconJob & job) override {
     gvc::Status st = budget_->take ("the H.264 reconstruction");
     return st.ok () ? inner_->run (job) : st;

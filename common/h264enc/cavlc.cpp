@@ -96,30 +96,6 @@ static void put_ref_idx(BitWriter& bw, int ref_idx, int num_ref_idx_active) {
 
 // Position (4x4-block units) and size of mbPartIdx `part` of a P macroblock type, or of
 // subMbPartIdx `part` of sub_mb_type `sub` (Tables 7-13, 7-17).
-void partition_rect(MbType type, int part, int* x, int* y, int* w, int* h) {
-  switch (type) {
-    case MbType::PL0_16x8: *x = 0, *y = 2 * part, *w = 4, *h = 2; return;
-    case MbType::PL0_8x16: *x = 2 * part, *y = 0, *w = 2, *h = 4; return;
-    case MbType::P8x8: *x = 2 * (part & 1), *y = 2 * (part >> 1), *w = 2, *h = 2; return;
-    default: *x = 0, *y = 0, *w = 4, *h = 4; return;
-  }
-}
-
-void sub_partition_rect(int sub, int part, int* x, int* y, int* w, int* h) {
-  switch (sub) {
-    case kSubP8x4: *x = 0, *y = part, *w = 2, *h = 1; return;
-    case kSubP4x8: *x = part, *y = 0, *w = 1, *h = 2; return;
-    case kSubP4x4: *x = part & 1, *y = part >> 1, *w = 1, *h = 1; return;
-    default: *x = 0, *y = 0, *w = 2, *h = 2; return;
-  }
-}
-
-int num_mb_part(MbType type) {
-  return type == MbType::P8x8 ? 4 : (type == MbType::PL0_16x8 || type == MbType::PL0_8x16) ? 2 : 1;
-}
-
-int num_sub_mb_part(int sub) { return sub == kSubP8x8 ? 1 : sub == kSubP4x4 ? 4 : 2; }
-
 static void put_mvd(BitWriter& bw, const Macroblock& mb, int x, int y) {
   bw.put_se(mb.mvd[4 * y + x][0]);  // mvd_l0[][][0]
   bw.put_se(mb.mvd[4 * y + x][1]);  // mvd_l0[][][1]

@@ -20,11 +20,4 @@ int write_residual_block(BitWriter& bw, const int16_t* levels, int max_num_coeff
 void write_macroblock(BitWriter& bw, const MbMap& map, int mx, int my, bool p_slice,
                       int num_ref_idx_active = 1);
 
-// Partitions of P macroblocks (Tables 7-13 and 7-17), in 4x4-block units: mbPartIdx `part`
-// of `type` inside the macroblock, subMbPartIdx `part` of sub_mb_type `sub` inside its 8x8.
-void partition_rect(MbType type, int part, int* x, int* y, int* w, int* h);
-void sub_partition_rect(int sub, int part, int* x, int* y, int* w, int* h);
-int num_mb_part(MbType type);   // NumMbPart: 1 for P_L0_16x16 / P_Skip
-int num_sub_mb_part(int sub);   // NumSubMbPart
-
 }  // namespace gvc::h264

@@ -2,7 +2,6 @@
 #include "common/h264enc/encoder.h"
 
 #include <algorithm>
-#include <atomic>
 #include <chrono>
 #include <cstring>
 #include <string>
@@ -58,6 +57,11 @@ Status Encoder::init(const EncoderParams& p, Backend* backend) {
   rec_.alloc(mb_width_, mb_height_);
   dpb_.clear();
   mbs_.assign(size_t(mb_width_) * mb_height_, Macroblock());
+  slice_of_mb_.resize(mbs_.size());
+  for (int s = 0, i = 0; i < int(mbs_.size()); i++) {
+    while (int64_t(mbs_.size()) * (s + 1) / p.slices <= i) s++;
+    slice_of_mb_[size_t(i)] = uint16_t(s);
+  }
   if (!backend) {
     own_backend_ = make_cpu_backend();
     backend = own_backend_.get();
@@ -143,6 +147,17 @@ Status Encoder::motion_search(int num_refs) {
     if (!st.ok()) return Status::error("motion search failed: " + st.message());
   }
   return Status();
+}
+
+DecideFlags Encoder::decide_flags() const {
+  DecideFlags f;
+  f.intra4x4 = params_.analyse.intra4x4;
+  f.part16x8 = params_.analyse.part16x8;
+  f.part8x8 = params_.analyse.part8x8;
+  f.sub8x8 = params_.analyse.sub8x8;
+  f.refine = params_.analyse.refine;
+  f.preselect = params_.analyse.preselect;
+  return f;
 }
 
 void Encoder::count_stats(FrameStats& stats) const {
@@ -241,56 +256,37 @@ Status Encoder::encode(const FrameIn& in, bool force_idr, EncodedFrame& out) {
   sh.slice_alpha_c0_offset_div2 = params_.deblock.alpha_c0_offset_div2;
   sh.slice_beta_offset_div2 = params_.deblock.beta_offset_div2;
 
-  // Stage 1, decision: every macroblock's coding, in decoding order (mvpL0 needs the
-  // partitions decided before), from the source and the references.
-  MbAnalysis a;
-  a.params = &params_;
-  a.src = &src_;
+  // Stage 1, decision: every macroblock's coding, in a wavefront (mvpL0 needs the partitions
+  // decided before), from the source and the references, on the backend's FrameReconstructor.
   const RefPicture* refs[4] = {};
   uint64_t ref_ids[4] = {};
   for (int r = 0; r < num_refs; r++) {
     refs[r] = &dpb_[size_t(r)];
     ref_ids[r] = dpb_[size_t(r)].id;
   }
-  a.num_refs = num_refs;
-  a.refs = refs;
-  a.me = me_fields_.data();
-  a.qp = params_.rc.qp;
-  a.qpc = chroma_qp(params_.rc.qp, params_.rc.chroma_qp_index_offset);
-  a.lambda = lambda_for_qp(a.qp);
-  a.max_mv_y = 4 * (sps_.level_idc <= 10 ? 64 : sps_.level_idc <= 20 ? 128 : sps_.level_idc <= 30 ? 256 : 512);
+  DecideJob dj;
+  dj.analysis.flags = decide_flags();
+  dj.analysis.qp = params_.rc.qp;
+  dj.analysis.qpc = chroma_qp(params_.rc.qp, params_.rc.chroma_qp_index_offset);
+  dj.analysis.lambda = lambda_for_qp(dj.analysis.qp);
+  dj.analysis.max_mv_y = 4 * (sps_.level_idc <= 10 ? 64 : sps_.level_idc <= 20 ? 128 : sps_.level_idc <= 30 ? 256 : 512);
+  dj.src = &src_;
+  dj.refs = refs;
+  dj.ref_ids = ref_ids;
+  dj.num_refs = num_refs;
+  dj.me = me_fields_.data();
+  dj.intra_cand = prune_ ? intra_cand_.data() : nullptr;
+  dj.slice_of_mb = slice_of_mb_.data();
+  dj.mbs = mbs_.data();
+  dj.mb_width = mb_width_;
+  dj.mb_height = mb_height_;
+  {
+    Status st = recon_->decide(dj);
+    if (!st.ok()) return Status::error(std::string("mode decision failed: ") + st.message());
+  }
   const int mb_count = mb_width_ * mb_height_;
   // Slice `slice` holds macroblocks [first, last) in raster order.
   auto slice_first = [&](int slice) { return int(int64_t(mb_count) * slice / params_.slices); };
-  // A wavefront over rows: macroblock (x, y) waits for (x + 1, y - 1) of the row above, which
-  // covers every neighbour decide_mb reads; the result does not depend on the threads.
-  std::vector<std::atomic<int>> row_done(static_cast<size_t>(mb_height_));
-  for (auto& r : row_done) r.store(0, std::memory_order_relaxed);
-  auto decide_rows = [&](int first_row, int step) {
-    MbAnalysis t = a;
-    for (int my = first_row; my < mb_height_; my += step) {
-      int slice = 0;
-      for (int mx = 0; mx < mb_width_; mx++) {
-        const int addr = my * mb_width_ + mx;
-        while (slice_first(slice + 1) <= addr) slice++;
-        if (my > 0) {
-          const int need = std::min(mx + 2, mb_width_);
-          while (row_done[size_t(my - 1)].load(std::memory_order_acquire) < need) std::this_thread::yield();
-        }
-        t.map = MbMap{mbs_.data(), mb_width_, mb_height_, slice};
-        t.mx = mx;
-        t.my = my;
-        t.intra_cand = prune_ ? &intra_cand_[size_t(addr)] : nullptr;
-        decide_mb(t, mbs_[size_t(addr)]);
-        row_done[size_t(my)].store(mx + 1, std::memory_order_release);
-      }
-    }
-  };
-  const int nthreads = std::max(1, std::min<int>(int(std::thread::hardware_concurrency()), mb_height_));
-  std::vector<std::thread> workers;
-  for (int t = 1; t < nthreads; t++) workers.emplace_back(decide_rows, t, nthreads);
-  decide_rows(0, nthreads);
-  for (auto& w : workers) w.join();
 
   out.times.decision = ms_since(clock);
 
@@ -306,8 +302,8 @@ Status Encoder::encode(const FrameIn& in, bool force_idr, EncodedFrame& out) {
   job.mbs = mbs_.data();
   job.mb_width = mb_width_;
   job.mb_height = mb_height_;
-  job.qp = a.qp;
-  job.qpc = a.qpc;
+  job.qp = dj.analysis.qp;
+  job.qpc = dj.analysis.qpc;
   job.p_slice = !idr;
   job.deblock = params_.deblock.enabled;
   job.deblock_params.qp = params_.rc.qp;

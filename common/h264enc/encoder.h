@@ -8,6 +8,7 @@
 
 #include "common/dsp/backend.h"
 #include "common/dsp/me.h"
+#include "common/h264enc/analyse.h"
 #include "common/h264enc/frame_recon.h"
 #include "common/h264enc/headers.h"
 #include "common/h264enc/macroblock.h"
@@ -81,6 +82,7 @@ class Encoder {
   void load_source(const FrameIn& in);
   Status motion_search(int num_refs);
   void count_stats(FrameStats& stats) const;
+  DecideFlags decide_flags() const;
 
   EncoderParams params_;
   Sps sps_;
@@ -91,6 +93,7 @@ class Encoder {
   // frames); a sliding window of params.ref_frames (8.2.5.3). Empty until the first IDR.
   std::deque<RefPicture> dpb_;
   std::vector<Macroblock> mbs_;
+  std::vector<uint16_t> slice_of_mb_;   // slice index of each macroblock
   std::unique_ptr<Backend> own_backend_;
   std::unique_ptr<MotionSearch> me_;
   std::unique_ptr<FrameReconstructor> recon_;

@@ -1,14 +1,15 @@
-// frame_recon.h: the reconstruction stage of the H.264 encoder (residual coding, reconstruction, deblocking of a decided frame)
+// frame_recon.h: the decision and reconstruction stages of the H.264 encoder (mode decision; residual coding, reconstruction, deblocking)
 //
 // A backend may bring its own (the CUDA backend's runs on the GPU: gpu/h264_recon.h); every
-// implementation gives the bits of the CPU one, which runs recon_mb.h in raster order and
-// deblock.h's deblock_picture.
+// implementation gives the bits of the CPU one, which decides the macroblocks in a wavefront on
+// all cores (decide_mb.h), then runs recon_mb.h in raster order and deblock.h's deblock_picture.
 #pragma once
 
 #include <cstdint>
 #include <memory>
 #include <vector>
 
+#include "common/h264enc/analyse.h"
 #include "common/h264enc/deblock.h"
 #include "common/h264enc/macroblock.h"
 #include "common/h264enc/mc.h"
@@ -34,10 +35,27 @@ struct ReconJob {
   DeblockParams deblock_params;
 };
 
+struct DecideJob {
+  // flags, qp, qpc, lambda, max_mv_y of every macroblock's analysis; its pointers and map are
+  // set by the implementation from the fields below.
+  MbAnalysis analysis;
+  const Picture* src = nullptr;
+  const RefPicture* const* refs = nullptr;  // RefPicList0, as ReconJob
+  const uint64_t* ref_ids = nullptr;
+  int num_refs = 0;
+  const MbPartitionField* me = nullptr;             // per reference: the ME core's field (host)
+  const IntraMbCandidates* intra_cand = nullptr;    // per macroblock (host), or null: every mode
+  const uint16_t* slice_of_mb = nullptr;            // per macroblock: its slice
+  Macroblock* mbs = nullptr;                        // out: the decisions
+  int mb_width = 0, mb_height = 0;
+};
+
 class FrameReconstructor {
  public:
   virtual ~FrameReconstructor() = default;
   virtual const char* name() const = 0;
+  // Decides every macroblock (decide_mb.h: decide_mb, then finish_mb_syntax) into job.mbs.
+  virtual Status decide(const DecideJob& job) = 0;
   virtual Status run(const ReconJob& job) = 0;
 };
 

@@ -1,4 +1,10 @@
-// frame_recon_cpu.cpp: the CPU reconstruction stage: recon_mb.h in raster order, then the loop filter
+// frame_recon_cpu.cpp: the CPU decision (a wavefront on all cores) and reconstruction stages: recon_mb.h in raster order, then the loop filter
+#include <algorithm>
+#include <atomic>
+#include <thread>
+#include <vector>
+
+#include "common/h264enc/decide_mb.h"
 #include "common/h264enc/frame_recon.h"
 #include "common/h264enc/recon_mb.h"
 
@@ -9,6 +15,52 @@ namespace {
 class CpuReconstructor final : public FrameReconstructor {
  public:
   const char* name() const override { return "cpu"; }
+
+  // The decisions in a wavefront over rows on all cores: macroblock (x, y) waits for
+  // (x + 1, y - 1) of the row above, which covers every neighbour decide_mb and
+  // finish_mb_syntax read; the result does not depend on the threads.
+  Status decide(const DecideJob& job) override {
+    MbAnalysis a = job.analysis;
+    for (int p = 0; p < 3; p++) {
+      a.src.plane[p] = job.src->plane[p].data();
+      a.src.stride[p] = job.src->stride[p];
+      a.src.width[p] = job.src->width(p);
+      a.src.height[p] = job.src->height(p);
+    }
+    a.num_refs = job.num_refs;
+    for (int r = 0; r < job.num_refs; r++) {
+      a.refs[r] = job.refs[r]->luma.view();
+      a.me[r] = job.me[r].data;
+    }
+    const int w = job.mb_width, h = job.mb_height;
+    std::vector<std::atomic<int>> row_done(static_cast<size_t>(h));
+    for (auto& r : row_done) r.store(0, std::memory_order_relaxed);
+    auto decide_rows = [&](int first_row, int step) {
+      MbAnalysis t = a;
+      for (int my = first_row; my < h; my += step) {
+        for (int mx = 0; mx < w; mx++) {
+          const int addr = my * w + mx;
+          if (my > 0) {
+            const int need = std::min(mx + 2, w);
+            while (row_done[size_t(my - 1)].load(std::memory_order_acquire) < need) std::this_thread::yield();
+          }
+          t.map = MbMap{job.mbs, w, h, job.slice_of_mb[addr]};
+          t.mx = mx;
+          t.my = my;
+          t.intra_cand = job.intra_cand ? &job.intra_cand[addr] : nullptr;
+          decide_mb(t, job.mbs[addr]);
+          finish_mb_syntax(t.map, mx, my, job.mbs[addr]);
+          row_done[size_t(my)].store(mx + 1, std::memory_order_release);
+        }
+      }
+    };
+    const int nthreads = std::max(1, std::min<int>(int(std::thread::hardware_concurrency()), h));
+    std::vector<std::thread> workers;
+    for (int t = 1; t < nthreads; t++) workers.emplace_back(decide_rows, t, nthreads);
+    decide_rows(0, nthreads);
+    for (auto& worker : workers) worker.join();
+    return Status();
+  }
 
   Status run(const ReconJob& job) override {
     ReconRef refs[4];

@@ -48,6 +48,34 @@ struct Macroblock {
   uint8_t pcm[384] = {};  // I_PCM samples: 256 luma, 64 Cb, 64 Cr, raster order
 };
 
+// Partitions of P macroblocks (Tables 7-13 and 7-17), in 4x4-block units: mbPartIdx `part`
+// of `type` inside the macroblock, subMbPartIdx `part` of sub_mb_type `sub` inside its 8x8.
+GVC_HD void partition_rect(MbType type, int part, int* x, int* y, int* w, int* h) {
+  switch (type) {
+    case MbType::PL0_16x8: *x = 0, *y = 2 * part, *w = 4, *h = 2; return;
+    case MbType::PL0_8x16: *x = 2 * part, *y = 0, *w = 2, *h = 4; return;
+    case MbType::P8x8: *x = 2 * (part & 1), *y = 2 * (part >> 1), *w = 2, *h = 2; return;
+    default: *x = 0, *y = 0, *w = 4, *h = 4; return;
+  }
+}
+
+GVC_HD void sub_partition_rect(int sub, int part, int* x, int* y, int* w, int* h) {
+  switch (sub) {
+    case kSubP8x4: *x = 0, *y = part, *w = 2, *h = 1; return;
+    case kSubP4x8: *x = part, *y = 0, *w = 1, *h = 2; return;
+    case kSubP4x4: *x = part & 1, *y = part >> 1, *w = 1, *h = 1; return;
+    default: *x = 0, *y = 0, *w = 2, *h = 2; return;
+  }
+}
+
+// NumMbPart: 1 for P_L0_16x16 / P_Skip
+GVC_HD int num_mb_part(MbType type) {
+  return type == MbType::P8x8 ? 4 : (type == MbType::PL0_16x8 || type == MbType::PL0_8x16) ? 2 : 1;
+}
+
+// NumSubMbPart
+GVC_HD int num_sub_mb_part(int sub) { return sub == kSubP8x8 ? 1 : sub == kSubP4x4 ? 4 : 2; }
+
 // The macroblocks of a picture in raster order, for the nA/nB and prediction-mode neighbours.
 // With slice >= 0, macroblocks of other slices count as not available (6.4.8); the loop
 // filter, which crosses slice edges (disable_deblocking_filter_idc 0), uses slice = -1.

@@ -1,10 +1,10 @@
-// mvpred.h: motion vector prediction of P macroblocks (8.4.1.1 P_Skip, 8.4.1.3 mvpL0)
+// mvpred.h: motion vector prediction of P macroblocks (8.4.1.1 P_Skip, 8.4.1.3 mvpL0), for the CPU and CUDA
 #pragma once
 
 #include <cstdint>
 
-#include "common/h264enc/cavlc.h"
 #include "common/h264enc/macroblock.h"
+#include "common/util/hd.h"
 
 namespace gvc::h264 {
 
@@ -17,7 +17,16 @@ struct MotionState {
   uint16_t done = 0;
 
   // Sets ref and vector of the partition at (x, y), w x h (4x4-block units) and marks it done.
-  void set(int x, int y, int w, int h, int ref, int mvx, int mvy);
+  GVC_HD void set(int x, int y, int w, int h, int ref, int mvx, int mvy) {
+    for (int by = y; by < y + h; by++) {
+      for (int bx = x; bx < x + w; bx++) {
+        mv[4 * by + bx][0] = int16_t(mvx);
+        mv[4 * by + bx][1] = int16_t(mvy);
+        ref_idx[(by >> 1) * 2 + (bx >> 1)] = int8_t(ref);
+        done |= uint16_t(1u << (4 * by + bx));
+      }
+    }
+  }
 };
 
 // Where prediction looks: the macroblocks of the picture (slice-aware) and the one at (mx, my)
@@ -28,12 +37,92 @@ struct MvContext {
   const MotionState* cur;
 };
 
+namespace mvpred_detail {
+
+// mbAddrN\mbPartIdxN\subMbPartIdxN of 8.4.1.3.2 reduced to what prediction reads.
+struct Neighbour {
+  bool available;
+  int ref_idx;  // refIdxL0N: -1 when not available, intra, or not predicted from list 0
+  int mv[2];    // mvL0N: (0, 0) in those cases
+};
+
+GVC_HD Neighbour from_mb(const Macroblock* m, int bx, int by) {
+  if (!m) return {false, -1, {0, 0}};
+  const int ref = m->ref_idx[(by >> 1) * 2 + (bx >> 1)];
+  if (is_intra(m->type) || ref < 0) return {true, -1, {0, 0}};
+  return {true, ref, {m->mv[4 * by + bx][0], m->mv[4 * by + bx][1]}};
+}
+
+// The 4x4 block covering luma location (4x, 4y) relative to the macroblock's top-left sample,
+// x in -1..4, y in -1..3 (6.4.12: locations right of the macroblock below its top row are
+// not available; those inside it are available once their partition is decided).
+GVC_HD Neighbour neighbour(const MvContext& c, int x, int y) {
+  if (y < 0) {
+    if (x < 0) return from_mb(c.map->at(c.mx - 1, c.my - 1), 3, 3);
+    if (x < 4) return from_mb(c.map->at(c.mx, c.my - 1), x, 3);
+    return from_mb(c.map->at(c.mx + 1, c.my - 1), 0, 3);
+  }
+  if (x < 0) return from_mb(c.map->at(c.mx - 1, c.my), 3, y);
+  if (x >= 4 || !(c.cur->done & (1u << (4 * y + x)))) return {false, -1, {0, 0}};
+  const int ref = c.cur->ref_idx[(y >> 1) * 2 + (x >> 1)];
+  return {true, ref, {c.cur->mv[4 * y + x][0], c.cur->mv[4 * y + x][1]}};
+}
+
+GVC_HD int median3(int a, int b, int c) {
+  const int hi = a > b ? a : b, lo = a < b ? a : b;
+  return c > hi ? hi : (c < lo ? lo : c);
+}
+
+}  // namespace mvpred_detail
+
 // mvpL0 (8.4.1.3) of the partition at (x, y), w x h in 4x4-block units, with refIdxL0 `ref`.
 // A 16x8 or 8x16 macroblock partition (w x h = 4x2 or 2x4) takes the directional rule of
 // 8.4.1.3 first; every other shape the median of 8.4.1.3.1.
-void predict_mv(const MvContext& ctx, int x, int y, int w, int h, int ref, int16_t mvp[2]);
+GVC_HD void predict_mv(const MvContext& ctx, int x, int y, int w, int h, int ref, int16_t mvp[2]) {
+  using mvpred_detail::Neighbour;
+  using mvpred_detail::neighbour;
+  // 8.4.1.3.2: A left of, B above, C above-right of the partition; D above-left replaces an
+  // unavailable C.
+  Neighbour A = neighbour(ctx, x - 1, y);
+  Neighbour B = neighbour(ctx, x, y - 1);
+  Neighbour C = neighbour(ctx, x + w, y - 1);
+  if (!C.available) C = neighbour(ctx, x - 1, y - 1);
+
+  // 8.4.1.3: directional prediction of 16x8 and 8x16 partitions.
+  const Neighbour* dir = nullptr;
+  if (w == 4 && h == 2) dir = y == 0 ? &B : &A;
+  if (w == 2 && h == 4) dir = x == 0 ? &A : &C;
+  if (dir && dir->ref_idx == ref) {
+    mvp[0] = int16_t(dir->mv[0]);
+    mvp[1] = int16_t(dir->mv[1]);
+    return;
+  }
+
+  // 8.4.1.3.1: median prediction.
+  if (!B.available && !C.available && A.available) B = C = A;
+  const int matches = (A.ref_idx == ref) + (B.ref_idx == ref) + (C.ref_idx == ref);
+  if (matches == 1) {
+    const Neighbour& only = A.ref_idx == ref ? A : B.ref_idx == ref ? B : C;
+    mvp[0] = int16_t(only.mv[0]);
+    mvp[1] = int16_t(only.mv[1]);
+    return;
+  }
+  mvp[0] = int16_t(mvpred_detail::median3(A.mv[0], B.mv[0], C.mv[0]));
+  mvp[1] = int16_t(mvpred_detail::median3(A.mv[1], B.mv[1], C.mv[1]));
+}
 
 // mvL0 of P_Skip (8.4.1.1; refIdxL0 is 0).
-void predict_mv_skip(const MbMap& map, int mx, int my, int16_t mv[2]);
+GVC_HD void predict_mv_skip(const MbMap& map, int mx, int my, int16_t mv[2]) {
+  const MotionState none;
+  const MvContext ctx{&map, mx, my, &none};
+  const mvpred_detail::Neighbour A = mvpred_detail::neighbour(ctx, -1, 0);
+  const mvpred_detail::Neighbour B = mvpred_detail::neighbour(ctx, 0, -1);
+  if (!A.available || !B.available || (A.ref_idx == 0 && A.mv[0] == 0 && A.mv[1] == 0) ||
+      (B.ref_idx == 0 && B.mv[0] == 0 && B.mv[1] == 0)) {
+    mv[0] = mv[1] = 0;
+    return;
+  }
+  predict_mv(ctx, 0, 0, 4, 4, 0, mv);
+}
 
 }  // namespace gvc::h264
