@@ -31,12 +31,23 @@ GVC_HD int choose_i16(const MbAnalysis& a, const MbPixels& px, int* best_mode) {
   return best;
 }
 
+// The cost of an Intra_4x4 macroblock whose 16 blocks cost `blocks_cost` (SATD + mode bits):
+// in P slices it spends more on mb_type and its 16 modes, and, like Intra_16x16, its costs
+// measured on the source are too low (a quarter more).
+GVC_HD int i4_cost(int blocks_cost, int lambda, bool p_slice) {
+  if (!p_slice) return blocks_cost;
+  const int c = blocks_cost + lambda * 6;
+  return c + c / 4;
+}
+
 // Intra_4x4: per block in decoding order, the mode of least SATD + lambda * mode bits. The
 // macroblock's own blocks are coded and reconstructed as they are chosen, in a scratch copy
 // whose border (the neighbouring macroblocks' samples) comes from the source, so each block
 // predicts from its coded neighbours as the decoder will. Sets mb's type and modes; returns
-// the summed cost.
-GVC_HD int choose_i4(const MbAnalysis& a, const MbPixels& px, Macroblock& mb) {
+// the summed cost, or INT_MAX as soon as the cost so far, with the macroblock's fixed extra
+// (i4_cost), rules Intra_4x4 out: reaches `i16_cost` or passes `inter_cost`
+// (the costs only grow, so the decision is the one the whole search would give).
+GVC_HD int choose_i4(const MbAnalysis& a, const MbPixels& px, Macroblock& mb, int i16_cost, int inter_cost) {
   mb.type = MbType::I4x4;  // predict_i4_mode reads the modes chosen so far
   // scratch: rows -1..15, columns -1..23 of the macroblock (the row above reaches 8 samples
   // past it for the above-right block); the source fills what lies outside the macroblock.
@@ -76,8 +87,10 @@ GVC_HD int choose_i4(const MbAnalysis& a, const MbPixels& px, Macroblock& mb) {
       }
     }
     mb.i4_mode[blk] = uint8_t(best_mode);
-    code_luma4x4(local, blk, best_pred, a.qp, mb);  // levels are coded again by recon_mb.h
     total += best;
+    const int bound = i4_cost(total, a.lambda, a.num_refs > 0);
+    if (bound >= i16_cost || bound > inter_cost) return INT_MAX;
+    code_luma4x4(local, blk, best_pred, a.qp, mb);  // levels are coded again by recon_mb.h
   }
   return total;
 }

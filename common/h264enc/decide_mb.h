@@ -57,17 +57,18 @@ GVC_HD void decide_mb(const MbAnalysis& a, Macroblock& mb) {
     // from +17.3 to +15.6 % BD-rate against x264 veryfast.
     i16_cost += i16_cost / 4;
   }
-  int i4_cost = INT_MAX;
+  // Intra_4x4 wins only with a cost below i16_cost and not above inter.cost (the order of the
+  // tests below); choose_i4 stops as soon as it cannot.
+  int i4 = INT_MAX;
   if (a.flags.intra4x4) {
-    // An Intra_4x4 macroblock spends more on its 16 modes; the estimate above counts them.
-    i4_cost = choose_i4(a, px, mb) + a.lambda * (a.num_refs ? 6 : 0);
-    if (a.num_refs) i4_cost += i4_cost / 4;  // the source's optimism, as for Intra_16x16
+    const int blocks = choose_i4(a, px, mb, i16_cost, inter.cost);
+    if (blocks != INT_MAX) i4 = i4_cost(blocks, a.lambda, a.num_refs > 0);
   }
-  if (inter.cost < i16_cost && inter.cost < i4_cost) {
+  if (inter.cost < i16_cost && inter.cost < i4) {
     decide_inter(inter, mb);
     return;
   }
-  if (i16_cost <= i4_cost) {
+  if (i16_cost <= i4) {
     mb.type = MbType::I16x16;
     mb.i16_mode = uint8_t(i16_mode);
     for (int i = 0; i < 16; i++) mb.i4_mode[i] = 0;
