@@ -2,6 +2,7 @@
 #include "common/h264enc/mc.h"
 
 #include <algorithm>
+#include <memory>
 #include <thread>
 #include <vector>
 
@@ -29,17 +30,27 @@ void LumaRefPlanes::build(const PlaneView& ref) {
   w_ = ref.width + 2 * kPad;
   h_ = ref.height + 2 * kPad;
   for (auto& p : plane_) p.resize(size_t(w_) * size_t(h_));
-  std::vector<int> b1(plane_[0].size());  // horizontal 6-tap before rounding
+  // Horizontal 6-tap before rounding; every element is written by the first pass.
+  std::unique_ptr<int[]> b1(new int[plane_[0].size()]);
   parallel_rows(h_, [&](int y0, int y1) {
     for (int y = y0; y < y1; y++) {
+      const int sy = y - kPad;
+      const uint8_t* r[6];  // source rows sy - 2 .. sy + 3, clamped
+      for (int k = 0; k < 6; k++) r[k] = ref.data + size_t(clamp_coord(sy + k - 2, ref.height)) * size_t(ref.stride);
       for (int x = 0; x < w_; x++) {
-        int sx = x - kPad, sy = y - kPad;
-        auto s = [&](int dx, int dy) { return int(sample_clamped(ref, sx + dx, sy + dy)); };
-        size_t i = size_t(y) * size_t(w_) + size_t(x);
-        plane_[0][i] = uint8_t(s(0, 0));
-        b1[i] = tap6(s(-2, 0), s(-1, 0), s(0, 0), s(1, 0), s(2, 0), s(3, 0));
+        const int sx = x - kPad;
+        int c[6];  // source columns sx - 2 .. sx + 3, clamped
+        if (sx >= 2 && sx + 3 < ref.width) {
+          for (int k = 0; k < 6; k++) c[k] = sx + k - 2;
+        } else {
+          for (int k = 0; k < 6; k++) c[k] = clamp_coord(sx + k - 2, ref.width);
+        }
+        const size_t i = size_t(y) * size_t(w_) + size_t(x);
+        const uint8_t* row = r[2];
+        plane_[0][i] = row[c[2]];
+        b1[i] = tap6(row[c[0]], row[c[1]], row[c[2]], row[c[3]], row[c[4]], row[c[5]]);
         plane_[1][i] = clip1((b1[i] + 16) >> 5);
-        plane_[2][i] = clip1((tap6(s(0, -2), s(0, -1), s(0, 0), s(0, 1), s(0, 2), s(0, 3)) + 16) >> 5);
+        plane_[2][i] = clip1((tap6(r[0][c[2]], r[1][c[2]], r[2][c[2]], r[3][c[2]], r[4][c[2]], r[5][c[2]]) + 16) >> 5);
       }
     }
   });
@@ -47,12 +58,11 @@ void LumaRefPlanes::build(const PlaneView& ref) {
   // area repeat the edge row, which is what the extended picture holds there.
   parallel_rows(h_, [&](int y0, int y1) {
     for (int y = y0; y < y1; y++) {
-      auto row = [&](int dy) { return size_t(clamp_coord(y + dy, h_)) * size_t(w_); };
-      for (int x = 0; x < w_; x++) {
-        auto b = [&](int dy) { return b1[row(dy) + size_t(x)]; };
-        plane_[3][size_t(y) * size_t(w_) + size_t(x)] =
-            clip1((tap6(b(-2), b(-1), b(0), b(1), b(2), b(3)) + 512) >> 10);
-      }
+      const int* b[6];  // b1 rows y - 2 .. y + 3, clamped
+      for (int k = 0; k < 6; k++) b[k] = b1.get() + size_t(clamp_coord(y + k - 2, h_)) * size_t(w_);
+      uint8_t* out = plane_[3].data() + size_t(y) * size_t(w_);
+      for (int x = 0; x < w_; x++)
+        out[x] = clip1((tap6(b[0][x], b[1][x], b[2][x], b[3][x], b[4][x], b[5][x]) + 512) >> 10);
     }
   });
 }
