@@ -4,10 +4,16 @@
 namespace gvc {
 
 void BitWriter::put_bits(int n, uint32_t value) {
-  for (int i = n - 1; i >= 0; i--) {
+  // A byte at a time: the most significant of the n bits left go into the free low bits of
+  // the last (partial) byte.
+  while (n > 0) {
     if ((bits_ & 7) == 0) buf_.push_back(0);
-    if ((value >> i) & 1) buf_.back() |= uint8_t(0x80 >> (bits_ & 7));
-    bits_++;
+    const int free = 8 - int(bits_ & 7);
+    const int take = n < free ? n : free;
+    const uint32_t chunk = uint32_t((uint64_t(value) >> (n - take)) & ((1u << take) - 1));
+    buf_.back() |= uint8_t(chunk << (free - take));
+    bits_ += size_t(take);
+    n -= take;
   }
 }
 
