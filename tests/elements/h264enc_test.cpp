@@ -39,6 +39,47 @@ std::string raw_caps(const char* format, int w, int h) {
          ",height=" + std::to_string(h) + ",framerate=" + std::to_string(kFps) + "/1";
 }
 
+// Appends the `n` packed w x h frames of `data` (I420, or NV12 when `nv12`) as buffers with
+// GStreamer's default strides, timed at kFps.
+void frames_from_raw(const Bytes& data, bool nv12, int w, int h, int n, std::vector<GstBuffer*>& frames) {
+  const size_t fsize = size_t(w) * h * 3 / 2;
+  GstVideoInfo info;
+  gst_video_info_set_format(&info, nv12 ? GST_VIDEO_FORMAT_NV12 : GST_VIDEO_FORMAT_I420, guint(w), guint(h));
+  for (int i = 0; i < n; i++) {
+    GstBuffer* b = gst_buffer_new_allocate(nullptr, info.size, nullptr);
+    GstVideoFrame f;
+    gst_video_frame_map(&f, &info, b, GST_MAP_WRITE);
+    const uint8_t* src = data.data() + fsize * size_t(i);
+    for (guint p = 0; p < GST_VIDEO_FRAME_N_PLANES(&f); p++) {
+      const int row = p == 0 || nv12 ? w : w / 2, rows = p == 0 ? h : h / 2;
+      auto* dst = static_cast<uint8_t*>(GST_VIDEO_FRAME_PLANE_DATA(&f, p));
+      for (int y = 0; y < rows; y++, src += row)
+        std::memcpy(dst + size_t(y) * GST_VIDEO_FRAME_PLANE_STRIDE(&f, p), src, size_t(row));
+    }
+    gst_video_frame_unmap(&f);
+    GST_BUFFER_PTS(b) = gst_util_uint64_scale(guint64(i), GST_SECOND, kFps);
+    GST_BUFFER_DURATION(b) = GST_SECOND / kFps;
+    frames.push_back(b);
+  }
+}
+
+// The first `n` frames of the test clip decoded and scaled by ffmpeg in another process
+// (for runs under valgrind, which cannot run the CPU probes of libav's libraries that
+// decodebin would load here).
+void clip_by_ffmpeg(const std::string& path, const char* format, int w, int h, int n, std::vector<GstBuffer*>& frames) {
+  std::string ffmpeg = gvc::test::find_ffmpeg();
+  gvc::test::TempDir dir;
+  if (ffmpeg.empty() || dir.path().empty()) return;
+  const bool nv12 = std::string(format) == "NV12";
+  const std::string raw = dir.path() + "/clip.yuv";
+  auto r = gvc::test::run_command({ffmpeg, "-nostdin", "-v", "error", "-i", path, "-frames:v", std::to_string(n),
+                                   "-vf", "scale=" + std::to_string(w) + ":" + std::to_string(h), "-pix_fmt",
+                                   nv12 ? "nv12" : "yuv420p", "-f", "rawvideo", "-y", raw});
+  Bytes data;
+  if (r.exit_code != 0 || !gvc::test::read_file(raw, data) || data.size() != size_t(w) * h * 3 / 2 * n) return;
+  frames_from_raw(data, nv12, w, h, n, frames);
+}
+
 // The first `n` frames of the test clip (opencv-doc's vtest.avi, people walking) scaled to
 // w x h in `format`, re-timed to kFps; cached. Empty if the clip cannot be read.
 const std::vector<GstBuffer*>& clip(const char* format, int w, int h, int n) {
@@ -50,6 +91,10 @@ const std::vector<GstBuffer*>& clip(const char* format, int w, int h, int n) {
   std::vector<GstBuffer*>& frames = (*cache)[key];
   std::string path = gvc::test::find_test_clip();
   if (path.empty()) return frames;
+  if (g_getenv("GVC_TEST_CLIP_BY_FFMPEG")) {
+    clip_by_ffmpeg(path, format, w, h, n, frames);
+    return frames;
+  }
   // Any frame rate here (the clip's own): the buffers are re-timed below.
   std::string desc = "filesrc location=\"" + path +
                      "\" ! decodebin ! videoconvert ! videoscale ! video/x-raw,format=" + format +
@@ -99,26 +144,8 @@ const std::vector<GstBuffer*>& pan(const char* format, int w, int h, int n) {
                                    std::to_string(n), "-vf", vf, "-pix_fmt", nv12 ? "nv12" : "yuv420p", "-f",
                                    "rawvideo", "-y", raw});
   Bytes data;
-  const size_t fsize = size_t(w) * h * 3 / 2;
-  if (r.exit_code != 0 || !gvc::test::read_file(raw, data) || data.size() != fsize * n) return frames;
-  GstVideoInfo info;
-  gst_video_info_set_format(&info, nv12 ? GST_VIDEO_FORMAT_NV12 : GST_VIDEO_FORMAT_I420, guint(w), guint(h));
-  for (int i = 0; i < n; i++) {
-    GstBuffer* b = gst_buffer_new_allocate(nullptr, info.size, nullptr);
-    GstVideoFrame f;
-    gst_video_frame_map(&f, &info, b, GST_MAP_WRITE);
-    const uint8_t* src = data.data() + fsize * size_t(i);
-    for (guint p = 0; p < GST_VIDEO_FRAME_N_PLANES(&f); p++) {
-      const int row = p == 0 || nv12 ? w : w / 2, rows = p == 0 ? h : h / 2;
-      auto* dst = static_cast<uint8_t*>(GST_VIDEO_FRAME_PLANE_DATA(&f, p));
-      for (int y = 0; y < rows; y++, src += row)
-        std::memcpy(dst + size_t(y) * GST_VIDEO_FRAME_PLANE_STRIDE(&f, p), src, size_t(row));
-    }
-    gst_video_frame_unmap(&f);
-    GST_BUFFER_PTS(b) = gst_util_uint64_scale(guint64(i), GST_SECOND, kFps);
-    GST_BUFFER_DURATION(b) = GST_SECOND / kFps;
-    frames.push_back(b);
-  }
+  if (r.exit_code != 0 || !gvc::test::read_file(raw, data) || data.size() != size_t(w) * h * 3 / 2 * n) return frames;
+  frames_from_raw(data, nv12, w, h, n, frames);
   return frames;
 }
 
