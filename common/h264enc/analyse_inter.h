@@ -86,7 +86,7 @@ class PartitionSearch {
       const int16_t cand[3][2] = {{me.mvx, me.mvy}, {mvp[0], mvp[1]}, {me16.mvx, me16.mvy}};
       PartResult rb;
       for (const auto& c : cand) {
-        int cost = cost_of(x, y, w, h, r, c, mvp);
+        int cost = cost_of(x, y, w, h, r, c, mvp, rb.cost);
         if (cost < rb.cost) rb = {r, {c[0], c[1]}, {mvp[0], mvp[1]}, cost};
       }
       if (rb.cost == INT_MAX) continue;
@@ -98,14 +98,20 @@ class PartitionSearch {
   }
 
   // J of vector mv on reference r for the partition, without ref_idx bits; INT_MAX when mv
-  // is out of the level's range.
-  GVC_HD int cost_of(int x, int y, int w, int h, int r, const int16_t mv[2], const int16_t mvp[2]) const {
+  // is out of the level's range. The prediction and its SATD go by rows of 4x4 blocks, and
+  // once the sum reaches `bound` the rest is skipped and a cost of at least `bound` returned:
+  // callers that keep a candidate only below a bound get the same answer sooner.
+  GVC_HD int cost_of(int x, int y, int w, int h, int r, const int16_t mv[2], const int16_t mvp[2],
+                     int bound = INT_MAX) const {
     if (mv[1] < -a_.max_mv_y || mv[1] > a_.max_mv_y - 1 || mv[0] < -8192 || mv[0] > 8191) return INT_MAX;
-    uint8_t pred[256];
-    a_.refs[r].predict(16 * a_.mx + 4 * x, 16 * a_.my + 4 * y, 4 * w, 4 * h, mv, pred, 16);
-    return satd_block(px_.src[0] + 4 * y * px_.src_stride[0] + 4 * x, px_.src_stride[0], pred, 16,
-                      4 * w, 4 * h) +
-           a_.lambda * mvd_bits(mv[0], mv[1], mvp);
+    int cost = a_.lambda * mvd_bits(mv[0], mv[1], mvp);
+    uint8_t pred[64];
+    for (int row = y; row < y + h; row++) {
+      a_.refs[r].predict(16 * a_.mx + 4 * x, 16 * a_.my + 4 * row, 4 * w, 4, mv, pred, 16);
+      cost += satd_block(px_.src[0] + 4 * row * px_.src_stride[0] + 4 * x, px_.src_stride[0], pred, 16, 4 * w, 4);
+      if (cost >= bound) return cost;
+    }
+    return cost;
   }
 
  private:
@@ -118,7 +124,7 @@ class PartitionSearch {
       for (int k = 0; k < 9; k++) {
         if (k == 4) continue;
         int16_t c[2] = {int16_t(center[0] + k % 3 - 1), int16_t(center[1] + k / 3 - 1)};
-        int cost = cost_of(x, y, w, h, rb.ref, c, rb.mvp);
+        int cost = cost_of(x, y, w, h, rb.ref, c, rb.mvp, rb.cost);
         if (cost < rb.cost) {
           rb.cost = cost;
           rb.mv[0] = c[0];
@@ -273,7 +279,7 @@ GVC_HD void choose_inter(const MbAnalysis& a, const MbPixels& px, InterChoice& o
   int16_t mv[2];
   predict_mv_skip(a.map, a.mx, a.my, mv);
   const int16_t zero[2] = {mv[0], mv[1]};
-  skip.cost = ps.cost_of(0, 0, 4, 4, 0, mv, zero);
+  skip.cost = ps.cost_of(0, 0, 4, 4, 0, mv, zero, out.cost);  // kept only below out.cost
   skip.motion.set(0, 0, 4, 4, 0, mv[0], mv[1]);
   consider(skip);
 }

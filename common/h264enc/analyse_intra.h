@@ -22,7 +22,10 @@ GVC_HD int choose_i16(const MbAnalysis& a, const MbPixels& px, int* best_mode) {
     if (a.intra_cand && !(a.intra_cand->i16x16 >> mode & 1)) continue;
     uint8_t pred[256];
     predict_16x16(mode, e, pred);
-    const int cost = satd_block(px.src[0], px.src_stride[0], pred, 16, 16, 16) + a.lambda * ue_bits(uint32_t(1 + mode));
+    // By rows of 4x4 blocks, stopping once the mode cannot be the cheapest.
+    int cost = a.lambda * ue_bits(uint32_t(1 + mode));
+    for (int row = 0; row < 4 && cost < best; row++)
+      cost += satd_block(px.src[0] + 4 * row * px.src_stride[0], px.src_stride[0], pred + 64 * row, 16, 16, 4);
     if (cost < best) {
       best = cost;
       *best_mode = mode;
@@ -106,7 +109,7 @@ GVC_HD int choose_chroma(const MbAnalysis& a, const MbPixels& px) {
     if (!chroma_mode_available(mode, e[0])) continue;
     if (a.intra_cand && !(a.intra_cand->chroma >> mode & 1)) continue;
     int cost = a.lambda * ue_bits(uint32_t(mode));
-    for (int c = 0; c < 2; c++) {
+    for (int c = 0; c < 2 && cost < best; c++) {
       uint8_t pred[64];
       predict_chroma8x8(mode, e[c], pred);
       cost += satd_block(px.src[1 + c], px.src_stride[1 + c], pred, 8, 8, 8);
