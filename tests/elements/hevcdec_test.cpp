@@ -16,6 +16,7 @@
 #include <random>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace {
@@ -56,9 +57,10 @@ bool run_cmd(const std::vector<std::string>& args, std::string* out = nullptr) {
   return good;
 }
 
-// Encodes `frames` frames of the clip with libx265; `ext` picks the container (hevc or mp4).
+// Encodes `frames` frames of the clip with libx265; `ext` picks the container (hevc or mp4),
+// `tag` the MP4 sample entry (hvc1, or hev1: parameter sets may also come in-band).
 std::string encode(const std::string& name, int w, int h, int frames, const char* pix_fmt,
-                   const std::string& x265_params, const char* ext = "hevc") {
+                   const std::string& x265_params, const char* ext = "hevc", const char* tag = "hvc1") {
   const std::string path = temp_dir() + "/" + name + "." + ext;
   if (g_file_test(path.c_str(), G_FILE_TEST_EXISTS)) return path;
   std::vector<std::string> args = {"ffmpeg", "-nostdin", "-y", "-loglevel", "error", "-i", clip_path(),
@@ -68,7 +70,7 @@ std::string encode(const std::string& name, int w, int h, int frames, const char
                                    "-c:v", "libx265", "-x265-params", "log-level=error:" + x265_params};
   if (std::string(ext) == "mp4") {
     args.push_back("-tag:v");
-    args.push_back("hvc1");
+    args.push_back(tag);
   }
   args.push_back(path);
   return run_cmd(args) ? path : "";
@@ -386,6 +388,84 @@ TEST_F(HevcDec, Mp4Hvc1ThroughQtdemuxKeepsTimestamps) {
   expect_same(ours, av.md5, 6, "avdec_h265 (hvc1)");
   EXPECT_EQ(ours.pts, av.pts);
   for (size_t i = 1; i < ours.pts.size(); ++i) EXPECT_GT(ours.pts[i], ours.pts[i - 1]);
+}
+
+// What qtdemux gives for an MP4: the caps' stream-format and the NAL unit types of the first
+// sample (NAL length size from the hvcC).
+struct Demuxed {
+  std::string stream_format;
+  std::vector<int> first_sample_nal_types;
+};
+
+Demuxed demux_first_sample(const std::string& mp4) {
+  Demuxed d;
+  GstElement* p = gst_parse_launch(("filesrc location=" + mp4 + " ! qtdemux ! appsink name=sink sync=false").c_str(),
+                                   nullptr);
+  if (!p) return d;
+  GstElement* sink = gst_bin_get_by_name(GST_BIN(p), "sink");
+  gst_element_set_state(p, GST_STATE_PLAYING);
+  if (GstSample* s = gst_app_sink_try_pull_sample(GST_APP_SINK(sink), 10 * GST_SECOND)) {
+    const GstStructure* st = gst_caps_get_structure(gst_sample_get_caps(s), 0);
+    if (const gchar* f = gst_structure_get_string(st, "stream-format")) d.stream_format = f;
+    GstBuffer* hvcc = nullptr;
+    gst_structure_get(st, "codec_data", GST_TYPE_BUFFER, &hvcc, nullptr);
+    GstMapInfo m;
+    size_t length_size = 4;
+    if (hvcc && gst_buffer_map(hvcc, &m, GST_MAP_READ)) {
+      if (m.size > 21) length_size = (m.data[21] & 3) + 1;  // lengthSizeMinusOne
+      gst_buffer_unmap(hvcc, &m);
+    }
+    if (hvcc) gst_buffer_unref(hvcc);
+    if (gst_buffer_map(gst_sample_get_buffer(s), &m, GST_MAP_READ)) {
+      for (size_t o = 0; o + length_size < m.size;) {
+        size_t len = 0;
+        for (size_t i = 0; i < length_size; ++i) len = (len << 8) | m.data[o + i];
+        d.first_sample_nal_types.push_back((m.data[o + length_size] >> 1) & 0x3f);
+        o += length_size + len;
+      }
+      gst_buffer_unmap(gst_sample_get_buffer(s), &m);
+    }
+    gst_sample_unref(s);
+  }
+  gst_element_set_state(p, GST_STATE_NULL);
+  gst_object_unref(sink);
+  gst_object_unref(p);
+  return d;
+}
+
+// MP4/hev1 with the parameter sets in the hvcC and again in-band before each IRAP picture (x265
+// repeat-headers), P and B pictures, straight from qtdemux: bit-exact, PTS equal avdec_h265's.
+TEST_F(HevcDec, Mp4Hev1WithInBandParameterSetsThroughQtdemux) {
+  const std::string mp4 = encode("pb8hev1", 176, 144, 10, "yuv420p",
+                                 "keyint=4:min-keyint=4:bframes=2:scenecut=0:repeat-headers=1", "mp4", "hev1");
+  const Demuxed d = demux_first_sample(mp4);
+  EXPECT_EQ(d.stream_format, "hev1");
+  for (int type : {32, 33, 34})  // VPS, SPS, PPS in the first sample
+    EXPECT_NE(std::find(d.first_sample_nal_types.begin(), d.first_sample_nal_types.end(), type),
+              d.first_sample_nal_types.end())
+        << "no in-band NAL unit of type " << type;
+  RunResult ours = run_pipeline("filesrc location=" + mp4 + " ! qtdemux ! cudahevcdec ! appsink name=sink");
+  RunResult av = run_pipeline("filesrc location=" + mp4 + " ! qtdemux ! avdec_h265 ! appsink name=sink");
+  ASSERT_TRUE(ours.eos && !ours.timed_out) << (ours.errors.empty() ? "" : ours.errors[0]);
+  EXPECT_TRUE(ours.warnings.empty()) << ours.warnings[0];
+  expect_same(ours, av.md5, 10, "avdec_h265 (hev1)");
+  expect_same(ours, ffmpeg_md5s(mp4, false), 10, "ffmpeg (hev1)");
+  EXPECT_EQ(ours.pts, av.pts);
+}
+
+// parsebin puts qtdemux and h265parse (MP4/hev1) or h265parse alone (byte-stream) in front of
+// the element: every frame equals FFmpeg's.
+TEST_F(HevcDec, ParsebinAutoplugsTheParserInFront) {
+  const std::string mp4 = encode("pb8hev1", 176, 144, 10, "yuv420p",
+                                 "keyint=4:min-keyint=4:bframes=2:scenecut=0:repeat-headers=1", "mp4", "hev1");
+  const std::string es = encode("pb8es", 176, 144, 14, "yuv420p",
+                                "keyint=8:bframes=3:b-pyramid=1:ref=3:scenecut=0:repeat-headers=1");
+  for (const auto& [path, frames] : {std::make_pair(mp4, 10), std::make_pair(es, 14)}) {
+    RunResult r = run_pipeline("filesrc location=" + path + " ! parsebin ! cudahevcdec ! appsink name=sink");
+    ASSERT_TRUE(r.eos && !r.timed_out) << path << ": " << (r.errors.empty() ? "" : r.errors[0]);
+    EXPECT_TRUE(r.warnings.empty()) << r.warnings[0];
+    expect_same(r, ffmpeg_md5s(path, false), size_t(frames), path.c_str());
+  }
 }
 
 TEST_F(HevcDec, RankIsBelowAvdecAndDecodebinPicksItWhenRaised) {

@@ -6,7 +6,10 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
 #include <map>
+
+#include <unistd.h>
 
 #include "common/hevcdec/decoder.h"
 #include "tests/hevc/stream_oracle.h"
@@ -33,7 +36,9 @@ struct StreamCase {
   const char* extra_vf = "";  // appended to the scaling filter (e.g. a fade for weighted prediction)
   // What the stream must contain, comma separated: P, B (slices of that type), W (explicit
   // weights in use), RASL, NOTMVP (slice_temporal_mvp_enabled_flag 0), R<n> (n references),
-  // PML<n> (Log2ParMrgLevel n), HIDDEN (pictures with pic_output_flag 0).
+  // R=<n> (exactly n), PML<n> (Log2ParMrgLevel n), HIDDEN (pictures with pic_output_flag 0),
+  // CIP (constrained_intra_pred_flag), NOWPP (no entropy_coding_sync_enabled_flag), SL
+  // (scaling lists sent in the SPS), TB<n> (MaxTbLog2SizeY n).
   const char* expect = "";
   Rewrite rewrite = nullptr;  // applied to x265's stream before decoding
   int min_changed = 0;        // the rewrite must change at least this many
@@ -60,8 +65,18 @@ void check_features(const std::vector<uint8_t>& stream, const std::string& expec
       EXPECT_GT(f.tmvp_off, 0) << "TMVP never off";
     } else if (item == "HIDDEN") {
       EXPECT_GT(f.hidden, 0) << "no picture with pic_output_flag 0";
+    } else if (item == "CIP") {
+      EXPECT_GT(f.cip, 0) << "constrained intra prediction never on";
+    } else if (item == "NOWPP") {
+      EXPECT_EQ(f.wpp, 0) << "WPP on";
+    } else if (item == "SL") {
+      EXPECT_GT(f.scaling_list_data, 0) << "no SPS with scaling_list_data()";
     } else if (item.rfind("PML", 0) == 0) {
       EXPECT_EQ(f.log2_par_mrg_level, std::atoi(item.c_str() + 3));
+    } else if (item.rfind("TB", 0) == 0) {
+      EXPECT_EQ(f.max_tb_log2, std::atoi(item.c_str() + 2));
+    } else if (item.rfind("R=", 0) == 0) {
+      EXPECT_EQ(f.max_refs, std::atoi(item.c_str() + 2));
     } else if (item.size() > 1 && item[0] == 'R') {
       EXPECT_GE(f.max_refs, std::atoi(item.c_str() + 1)) << "fewer references than " << item;
     }
@@ -154,6 +169,47 @@ Frames dec265_frames(const std::vector<uint8_t>& stream, size_t frame_bytes, std
   return gvc::test::dec265_decode(gvc::test::without_repeated_parameter_sets(stream, &dropped), frame_bytes, err);
 }
 
+// In a case's x265_params, the path of a scaling-list file in HM's format that prepare()
+// writes for the encode (x265 --scaling-list FILE): SPS scaling_list_data() with lists of every
+// kind. x265 sends a list equal to an earlier one of its size as predicted
+// (scaling_list_pred_matrix_id_delta > 0: matrixId 1 and 5 of 4x4, 2 and 5 of 8x8, 2 and 4 of
+// 16x16 here) and one equal to the default as delta 0 (4x4 inter luma). Two x265 habits are
+// kept away from: it predicts 16x16 and 32x32 lists without comparing DCs (so repeated 16x16
+// lists repeat their DC), and it writes a 32x32 delta unscaled against its internal 32x32
+// chroma copies (7.4.5 multiplies it by 3), so both 32x32 lists here match no other list. libde265 1.0.11 scales
+// inter 32x32 luma blocks with its 32x32 Cb factors (made from the 8x8 intra Cb list) where
+// Table 7-4 gives matrixId 3, as FFmpeg and we do; the inter 32x32 list equals the 8x8 intra Cb
+// list (slope 3, DC 16 = its first coefficient) so dec265 stays a valid second opinion.
+const char kHmScalingList[] = "HM_SCALING_LIST_FILE";
+
+std::string write_hm_scaling_list() {
+  const char* dir = getenv("TMPDIR");
+  const std::string path =
+      std::string(dir ? dir : "/tmp") + "/gvc_hevc_scaling_list_" + std::to_string(getpid()) + ".txt";
+  std::ofstream f(path);
+  // 16 + slope * (x + y), raster order; slope 0 is the flat default of the 4x4 lists
+  auto matrix = [&f](const char* name, int n, int slope) {
+    f << name << " =\n";
+    for (int y = 0; y < n; ++y) {
+      for (int x = 0; x < n; ++x) f << 16 + slope * (x + y) << ",";
+      f << "\n";
+    }
+  };
+  const char* kinds[] = {"INTRA", "INTER"};
+  const char* comps[] = {"LUMA", "CHROMAU", "CHROMAV"};
+  // slope per size (4x4, 8x8, 16x16, 32x32) and matrixId (0..5); repeats are predicted
+  const int slope[4][6] = {{2, 2, 3, 0, 1, 1}, {4, 3, 3, 2, 1, 3}, {3, 2, 2, 1, 2, 5}, {2, 0, 0, 3, 0, 0}};
+  const int dc16[6] = {12, 20, 20, 16, 20, 24}, dc32[2] = {14, 16};
+  for (int size = 0; size < 4; ++size)
+    for (int m = 0; m < 6; m += size == 3 ? 3 : 1) {
+      const std::string n = std::to_string(4 << size);
+      const std::string name = std::string(kinds[m / 3]) + n + "X" + n + "_" + comps[m % 3];
+      matrix(name.c_str(), size ? 8 : 4, slope[size][m]);
+      if (size >= 2) f << name << "_DC =\n" << (size == 2 ? dc16[m] : dc32[m / 3]) << "\n";
+    }
+  return path;
+}
+
 // The stream of a case, made once and shared by the FFmpeg and libde265 tests.
 struct Prepared {
   std::vector<uint8_t> encoded;  // x265's stream
@@ -167,8 +223,15 @@ const Prepared& prepare(const StreamCase& c) {
   auto it = cache.find(c.name);
   if (it != cache.end()) return it->second;
   Prepared p;
+  std::string params = c.x265_params, list_file;
+  const size_t at = params.find(kHmScalingList);
+  if (at != std::string::npos) {
+    list_file = write_hm_scaling_list();
+    params.replace(at, sizeof(kHmScalingList) - 1, list_file);
+  }
   p.encoded = gvc::test::x265_encode(gvc::test::hevc_find_clip(), c.width, c.height, c.frames, c.pix_fmt,
-                                     c.x265_params, p.err, c.extra_vf);
+                                     params, p.err, c.extra_vf);
+  if (!list_file.empty()) unlink(list_file.c_str());
   if (!p.encoded.empty()) {
     p.stream = c.rewrite ? c.rewrite(p.encoded, &p.changed) : p.encoded;
     if (p.stream.empty()) p.err = "stream could not be rewritten";
@@ -283,6 +346,23 @@ const StreamCase kInterCases[] = {
     {"b_wpp_slices_tskip", 176, 144, 6, "yuv420p", "keyint=30:bframes=2:ctu=16:qp=30:slices=2:tskip=1", "", "B"},
     {"open_gop_cra_rasl", 176, 144, 10, "yuv420p", "keyint=4:min-keyint=4:bframes=2:open-gop=1:ctu=32:qp=30", "", "B,RASL"},
     {"b_lossless", 176, 144, 5, "yuv420p", "keyint=30:bframes=2:ctu=16:lossless=1", "", "B"},
+    // constrained intra prediction in P/B pictures: inter neighbours are substituted (8.4.4.2.2)
+    {"b_cip", 176, 144, 8, "yuv420p", "keyint=30:bframes=3:ctu=32:qp=30:constrained-intra=1", "", "B,CIP"},
+    {"b_no_wpp", 416, 240, 5, "yuv420p", "keyint=30:bframes=2:ctu=32:qp=30:wpp=0", "", "B,NOWPP"},
+    {"b_ref1", 176, 144, 8, "yuv420p", "keyint=30:bframes=2:ctu=32:qp=30:ref=1", "", "B,R=1"},
+    // transform blocks capped below the coding block: implied split_transform_flag (7.4.9.8)
+    {"b_max_tu8_ctu32", 176, 144, 6, "yuv420p",
+     "keyint=30:bframes=2:ctu=32:qp=28:max-tu-size=8:tu-intra-depth=2:tu-inter-depth=2", "", "B,TB3"},
+    {"b_max_tu16_ctu64", 416, 240, 5, "yuv420p",
+     "keyint=30:bframes=2:ctu=64:qp=28:max-tu-size=16:tu-intra-depth=3:tu-inter-depth=3", "", "B,TB4"},
+    // SPS scaling lists from a file (kHmScalingList): explicit, predicted and default lists
+    {"b_scaling_list_file", 416, 240, 5, "yuv420p",
+     "keyint=30:bframes=2:ctu=64:qp=26:scaling-list=HM_SCALING_LIST_FILE", "", "B,SL"},
+    {"b_main10_scaling_list_file", 176, 144, 5, "yuv420p10le",
+     "keyint=30:bframes=2:ctu=32:qp=26:scaling-list=HM_SCALING_LIST_FILE", "", "B,SL"},
+    // 1366x768: coded as 1368x768 and cropped, a partial CTB column; few frames (CI time)
+    {"b_1366x768", 1366, 768, 4, "yuv420p", "keyint=30:bframes=2:qp=30", "", "P,B"},
+    {"b_main10_1366x768", 1366, 768, 4, "yuv420p10le", "keyint=30:bframes=2:qp=30", "", "P,B"},
 };
 INSTANTIATE_TEST_SUITE_P(Inter, HevcDecodeTest, ::testing::ValuesIn(kInterCases),
                          [](const auto& info) { return std::string(info.param.name); });

@@ -201,8 +201,12 @@ StreamFeatures stream_features(const std::vector<uint8_t>& stream) {
       gst_h265_parser_parse_vps(parser, &nalu, &vps);
     } else if (nalu.type == GST_H265_NAL_SPS) {
       GstH265SPS sps;
-      if (gst_h265_parser_parse_sps(parser, &nalu, &sps, TRUE) == GST_H265_PARSER_OK)
+      if (gst_h265_parser_parse_sps(parser, &nalu, &sps, TRUE) == GST_H265_PARSER_OK) {
         f.max_num_reorder = std::max(f.max_num_reorder, int(sps.max_num_reorder_pics[sps.max_sub_layers_minus1]));
+        f.scaling_list_data += sps.scaling_list_enabled_flag && sps.scaling_list_data_present_flag;
+        f.max_tb_log2 = std::max(f.max_tb_log2, sps.log2_min_transform_block_size_minus2 + 2 +
+                                                    sps.log2_diff_max_min_transform_block_size);
+      }
     } else if (nalu.type == GST_H265_NAL_PPS) {
       GstH265PPS pps;
       gst_h265_parser_parse_pps(parser, &nalu, &pps);
@@ -210,6 +214,8 @@ StreamFeatures stream_features(const std::vector<uint8_t>& stream) {
       GstH265SliceHdr sh;
       if (gst_h265_parser_parse_slice_hdr(parser, &nalu, &sh) != GST_H265_PARSER_OK) continue;
       if (sh.type <= 2) ++f.slices[sh.type];
+      f.cip += sh.pps->constrained_intra_pred_flag;
+      f.wpp += sh.pps->entropy_coding_sync_enabled_flag;
       if (sh.first_slice_segment_in_pic_flag) {
         if (nalu.type == GST_H265_NAL_SLICE_RASL_N || nalu.type == GST_H265_NAL_SLICE_RASL_R) ++f.rasl;
         if (nalu.type == GST_H265_NAL_SLICE_CRA_NUT) ++f.cra;
