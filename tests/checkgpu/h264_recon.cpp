@@ -142,7 +142,9 @@ TEST_P(H264ReconCheck, SameBitstreamAndReconstruction) {
   }
   RecordProperty("intra_mbs", intra);
   RecordProperty("inter_mbs", inter);
-  if (c.qp == 0 && c.content == Content::Noise) EXPECT_GT(pcm, 0) << "noise at QP 0 must use I_PCM";
+  if (c.qp == 0 && c.content == Content::Noise) {
+    EXPECT_GT(pcm, 0) << "noise at QP 0 must use I_PCM";
+  }
 }
 
 std::vector<Case> cases() {
