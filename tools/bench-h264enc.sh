@@ -1,5 +1,5 @@
 #!/bin/bash
-# tools/bench-h264enc.sh: H.264 encoding fps at 1080p: our engine (CUDA and CPU backends) next to x264enc, one run
+# tools/bench-h264enc.sh: H.264 encoding fps at 1080p: our engine (CUDA and CPU backends) next to x264enc, GPU memory and 16 instances, one run
 #
 # Usage: tools/bench-h264enc.sh BUILDDIR [FRAMES]   ($GVC_ELEPHANTS names the raw painting)
 # The same panning 1080p frames (bench-h264enc --write-raw) go through: bench-h264enc with the
@@ -34,3 +34,38 @@ run "cudah264enc (CUDA memory)" cudaupload ! cudah264enc backend=cuda
 for p in ultrafast veryfast medium; do
   run "x264enc $p" x264enc speed-preset=$p threads=0 ! "video/x-h264,profile=constrained-baseline"
 done
+
+# GPU memory of the gst-launch-1.0 process, the largest of nvidia-smi's samples while it runs.
+gpu_mem_mib() {  # gpu_mem_mib PIPELINE-TAIL...: prints MiB
+  # shellcheck disable=SC2086
+  gst-launch-1.0 -q $src ! "$@" > /tmp/gvc-bench-gst.log 2>&1 &
+  local pid=$! max=0 m
+  while kill -0 "$pid" 2>/dev/null; do
+    m=$(nvidia-smi --query-compute-apps=pid,used_memory --format=csv,noheader,nounits 2>/dev/null |
+        awk -F', ' -v p="$pid" '$1 == p {print $2}')
+    [ -n "$m" ] && [ "$m" -gt "$max" ] && max=$m
+    sleep 0.2
+  done
+  wait "$pid"
+  echo "$max"
+}
+tees() {  # tees N: a tee into N cudah264enc branches
+  local n=$1 i out="cudaupload ! tee name=t"
+  for ((i = 0; i < n; i++)); do out+=" t. ! queue ! cudah264enc backend=cuda ! fakesink sync=false"; done
+  echo "$out"
+}
+if command -v nvidia-smi > /dev/null; then
+  echo "== GPU memory (nvidia-smi, per process; the CUDA context is counted once per process)"
+  # shellcheck disable=SC2046
+  one=$(gpu_mem_mib $(tees 1))
+  # shellcheck disable=SC2046
+  two=$(gpu_mem_mib $(tees 2))
+  echo "one cudah264enc: $one MiB in all; a second one in the same process adds $((two - one)) MiB"
+  echo "== 16 cudah264enc at once in one process ($frames frames each)"
+  t0=$(date +%s.%N)
+  # shellcheck disable=SC2046
+  # shellcheck disable=SC2086,SC2046
+  gst-launch-1.0 -q $src ! $(tees 16) > /tmp/gvc-bench-gst.log 2>&1 || { echo "16 instances: failed"; tail -3 /tmp/gvc-bench-gst.log; }
+  t1=$(date +%s.%N)
+  python3 -c "print(f'16 instances: {$frames / ($t1 - $t0):.1f} fps each, {16 * $frames / ($t1 - $t0):.1f} fps in all')"
+fi
