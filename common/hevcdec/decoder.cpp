@@ -10,6 +10,7 @@
 #include "common/hevcdec/dpb.h"
 #include "common/hevcdec/loop_filter.h"
 #include "common/hevcdec/params.h"
+#include "common/hevcdec/recon.h"
 #include "common/hevcdec/slice_decoder.h"
 
 namespace gvc::hevc {
@@ -45,6 +46,7 @@ struct Decoder::Impl {
   Dpb dpb;
   PicParams pp;
   FrameState fs;
+  PictureRecon recon;
   SegmentCarry carry;
   Picture* cur = nullptr;
   const GstH265SPS* cur_sps = nullptr;
@@ -65,6 +67,7 @@ struct Decoder::Impl {
   void finish_picture() {
     if (!cur) return;
     cur->ctb_slice = fs.ctb_slice;
+    reconstruct_picture(pp, recon, *cur);
     apply_loop_filters(pp, fs, *cur);
     dpb.after_decode(*cur_sps, cur, cur_output);
     cur = nullptr;
@@ -126,6 +129,7 @@ struct Decoder::Impl {
     cur->crop_h = sps->crop_rect_height ? sps->crop_rect_height : pp.height;
     cur_output = pps->output_flag_present_flag ? sh.pic_output_flag : true;
     fs.reset(pp.width, pp.height, pp.pic_size_in_ctbs);
+    recon.clear();
     carry = SegmentCarry{};
     return true;
   }
@@ -254,6 +258,7 @@ struct Decoder::Impl {
     in.carry = &carry;
     in.refs = &cur->slice_refs.back();
     in.col_pic = col_pic;
+    in.recon = &recon;
     if (!decode_slice_segment(in, rbsp.data(), rbsp.size(), offset)) {
       err = "slice data could not be decoded";
       return false;

@@ -4,10 +4,10 @@
 #include <algorithm>
 #include <cstring>
 
-#include "common/dsp/hevc_intra.h"
 #include "common/dsp/hevc_itx.h"
 #include "common/dsp/hevc_mc.h"
 #include "common/hevcdec/mv_derive.h"
+#include "common/hevcdec/recon.h"
 #include "common/hevcdec/residual.h"
 
 namespace gvc::hevc {
@@ -25,7 +25,7 @@ class SliceDecoder {
  public:
   SliceDecoder(const SliceDecodeInput& in)
       : in_(in), pp_(*in.pp), sh_(*in.sh), pps_(*in.pp->pps), sps_(*in.pp->sps), pic_(*in.pic),
-        fs_(*in.fs) {
+        fs_(*in.fs), recon_(*in.recon) {
     if (sh_.type != GST_H265_I_SLICE) init_inter();
   }
   bool run(const uint8_t* rbsp, size_t size, size_t data_offset);
@@ -69,6 +69,7 @@ class SliceDecoder {
   const GstH265SPS& sps_;
   Picture& pic_;
   FrameState& fs_;
+  PictureRecon& recon_;
   SyntaxReader rd_;
   const uint8_t* rbsp_ = nullptr;
   size_t size_ = 0;
@@ -98,15 +99,14 @@ class SliceDecoder {
 
   // inter prediction state of the slice
   MvEnv mv_env_;
-  HevcPlane ref_planes_[32][3];  // [X * 16 + refIdxLX]
+  uint8_t ref_map_[32] = {};     // [X * 16 + refIdxLX]: index in PictureRecon::refs
   int ct_depth_ = 0;             // CtDepth of the current coding unit
 };
 
 void SliceDecoder::init_inter() {
   const RefPicLists& r = *in_.refs;
   for (int l = 0; l < 2; ++l)
-    for (int i = 0; i < r.n[l]; ++i)
-      for (int c = 0; c < 3; ++c) ref_planes_[l * 16 + i][c] = r.pic[l][i]->plane[c];
+    for (int i = 0; i < r.n[l]; ++i) ref_map_[l * 16 + i] = recon_.ref_index(r.pic[l][i]);
   mv_env_.pp = &pp_;
   mv_env_.sh = &sh_;
   mv_env_.refs = &r;
@@ -172,7 +172,7 @@ void SliceDecoder::predict_inter(int x0, int y0, int w, int h, const MvField& mf
   for (int X = 0; X < 2; ++X) {
     pb.pred_flag[X] = (mf.pred_flag >> X) & 1;
     if (!pb.pred_flag[X]) continue;
-    pb.ref[X] = uint8_t(X * 16 + mf.ref_idx[X]);
+    pb.ref[X] = ref_map_[X * 16 + mf.ref_idx[X]];
     pb.mv[X][0] = mf.mv[X][0];
     pb.mv[X][1] = mf.mv[X][1];
   }
@@ -203,14 +203,7 @@ void SliceDecoder::predict_inter(int x0, int y0, int w, int h, const MvField& mf
       }
     }
   }
-  HevcMcBatch b;
-  b.refs = ref_planes_;
-  b.n_refs = 32;
-  b.pbs = &pb;
-  b.n_pbs = 1;
-  b.bit_depth_y = pp_.bit_depth_y;
-  b.bit_depth_c = pp_.bit_depth_c;
-  HevcMc::run(b, pic_.plane);
+  recon_.pbs.push_back(pb);
 }
 
 bool SliceDecoder::available(int x_curr, int y_curr, int x_nb, int y_nb) const {
@@ -584,18 +577,15 @@ bool SliceDecoder::pcm_sample(int x0, int y0, int log2_cb_size) {
   const int s = 1 << log2_cb_size;
   const int pbd_y = sps_.pcm_sample_bit_depth_luma_minus1 + 1;
   const int pbd_c = sps_.pcm_sample_bit_depth_chroma_minus1 + 1;
-  for (int y = 0; y < s; ++y)
-    for (int x = 0; x < s; ++x) {
-      const uint32_t v = bits(pbd_y) << (pp_.bit_depth_y - pbd_y);
-      if (x0 + x < pp_.width && y0 + y < pp_.height) pic_.plane[0].at(x0 + x, y0 + y) = uint16_t(v);
-    }
-  for (int c = 1; c < 3; ++c)
-    for (int y = 0; y < s / 2; ++y)
-      for (int x = 0; x < s / 2; ++x) {
-        const uint32_t v = bits(pbd_c) << (pp_.bit_depth_c - pbd_c);
-        const HevcPlane& p = pic_.plane[c];
-        if (x0 / 2 + x < p.width && y0 / 2 + y < p.height) p.at(x0 / 2 + x, y0 / 2 + y) = uint16_t(v);
-      }
+  PcmBlock b;
+  b.x = uint16_t(x0);
+  b.y = uint16_t(y0);
+  b.log2_size = uint8_t(log2_cb_size);
+  b.offset = uint32_t(recon_.pcm_samples.size());
+  recon_.pcm.push_back(b);
+  for (int i = 0; i < s * s; ++i) recon_.pcm_samples.push_back(uint16_t(bits(pbd_y) << (pp_.bit_depth_y - pbd_y)));
+  for (int i = 0; i < s * s / 2; ++i)
+    recon_.pcm_samples.push_back(uint16_t(bits(pbd_c) << (pp_.bit_depth_c - pbd_c)));
   if (bitpos > size_ * 8) return false;
   rd_.eng.init(rbsp_, size_, (bitpos + 7) >> 3);
   return true;
@@ -762,34 +752,42 @@ void SliceDecoder::reconstruct_block(int x0, int y0, int log2_size, int c_idx, b
     const int matrix_id = c_idx + (pred_mode_ == MODE_INTRA ? 0 : 3);
     tu.scaling = pp_.scaling_factor[log2_size - 2][matrix_id].data();
   }
-  tu.coeff_offset = 0;
-  HevcResidual::run_one(tu, coeffs_, pic_.plane[c_idx], c_idx ? pp_.bit_depth_c : pp_.bit_depth_y);
+  tu.coeff_offset = uint32_t(recon_.levels.size());
+  recon_.levels.insert(recon_.levels.end(), coeffs_, coeffs_ + (1 << (2 * log2_size)));
+  if (pred_mode_ == MODE_INTRA) {
+    // the intra block recorded just before (transform_unit predicts, then reconstructs)
+    recon_.intra.back().tu = int32_t(recon_.intra_tus.size());
+    recon_.intra_tus.push_back(tu);
+  } else {
+    recon_.inter_tus.push_back(tu);
+  }
 }
 
-// 8.4.4.2.1: reference samples with availability (6.4.1 plus constrained_intra_pred_flag).
+// 8.4.4.2.1: which reference samples are available (6.4.1 plus constrained_intra_pred_flag),
+// recorded with the block for reconstruct_picture (one decision per unit of 4 luma samples).
 void SliceDecoder::intra_predict(int x0, int y0, int log2_size, int c_idx, int mode) {
   const int n = 1 << log2_size;
   const int sh = c_idx ? 1 : 0;
+  const int u = 4 >> sh;  // samples per unit
   const int x_cur = x0 << sh, y_cur = y0 << sh;
-  const HevcPlane& plane = pic_.plane[c_idx];
-  HevcIntraRefs refs;
-  auto sample = [&](int idx, int x, int y) {
+  IntraBlock b;
+  b.x = uint16_t(x0);
+  b.y = uint16_t(y0);
+  b.c_idx = uint8_t(c_idx);
+  b.log2_size = uint8_t(log2_size);
+  b.mode = uint8_t(mode);
+  int bit = 0;
+  auto unit = [&](int x, int y) {
     const int xl = x << sh, yl = y << sh;
     bool ok = available(x_cur, y_cur, xl, yl);
     if (ok && pps_.constrained_intra_pred_flag && fs_.pred_mode[fs_.idx(xl, yl)] != MODE_INTRA) ok = false;
-    refs.avail[idx] = ok;
-    refs.p[idx] = ok ? plane.at(x, y) : 0;
+    if (ok) b.avail |= uint64_t(1) << bit;
+    ++bit;
   };
-  for (int i = 0; i < 2 * n; ++i) sample(i, x0 - 1, y0 + 2 * n - 1 - i);
-  sample(2 * n, x0 - 1, y0 - 1);
-  for (int i = 0; i < 2 * n; ++i) sample(2 * n + 1 + i, x0 + i, y0 - 1);
-  HevcIntraParams prm;
-  prm.log2_size = log2_size;
-  prm.c_idx = c_idx;
-  prm.mode = mode;
-  prm.bit_depth = c_idx ? pp_.bit_depth_c : pp_.bit_depth_y;
-  prm.strong_intra_smoothing = sps_.strong_intra_smoothing_enabled_flag;
-  hevc_intra_predict(refs, prm, plane, x0, y0);
+  for (int i = 0; i < 2 * n; i += u) unit(x0 - 1, y0 + 2 * n - 1 - i);
+  unit(x0 - 1, y0 - 1);
+  for (int i = 0; i < 2 * n; i += u) unit(x0 + i, y0 - 1);
+  recon_.intra.push_back(b);
 }
 
 }  // namespace

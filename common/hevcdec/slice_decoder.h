@@ -19,6 +19,8 @@ struct SegmentCarry {
   int qp_y_prev = 0;       // QpY of the last coding unit, for dependent slice segments
 };
 
+struct PictureRecon;
+
 struct SliceDecodeInput {
   const PicParams* pp = nullptr;
   const GstH265SliceHdr* sh = nullptr;  // dependent segments: fields of the independent header
@@ -29,10 +31,12 @@ struct SliceDecodeInput {
   SegmentCarry* carry = nullptr;
   const RefPicLists* refs = nullptr;  // P and B slices: RefPicList0/1 (8.3.4)
   const Picture* col_pic = nullptr;   // ColPic when slice_temporal_mvp_enabled_flag is 1
+  PictureRecon* recon = nullptr;      // receives the picture's sample reconstruction work
 };
 
-// Decodes slice_segment_data() from `rbsp` (emulation prevention removed), starting at byte
-// `data_offset`. Returns false on a syntax error or on data the decoder does not support.
+// Parses slice_segment_data() from `rbsp` (emulation prevention removed), starting at byte
+// `data_offset`: the syntax arrays of `fs` and the motion of `pic` are filled at once, the
+// sample reconstruction is appended to `recon` (reconstruct_picture runs it). Returns false on a syntax error or on data the decoder does not support.
 bool decode_slice_segment(const SliceDecodeInput& in, const uint8_t* rbsp, size_t size,
                           size_t data_offset);
 

@@ -1,0 +1,87 @@
+// recon.cpp: the recorded sample reconstruction of a picture, run on the CPU
+#include "common/hevcdec/recon.h"
+
+#include <memory>
+
+namespace gvc::hevc {
+
+void PictureRecon::clear() {
+  refs.clear();
+  pbs.clear();
+  inter_tus.clear();
+  intra_tus.clear();
+  intra.clear();
+  levels.clear();
+  pcm.clear();
+  pcm_samples.clear();
+}
+
+uint8_t PictureRecon::ref_index(const Picture* p) {
+  for (size_t i = 0; i < refs.size(); ++i)
+    if (refs[i] == p) return uint8_t(i);
+  refs.push_back(p);
+  return uint8_t(refs.size() - 1);
+}
+
+void gather_intra_refs(const IntraBlock& b, const HevcPlane& plane, HevcIntraRefs& refs) {
+  const int n = 1 << b.log2_size;
+  const int u = b.c_idx ? 2 : 4;  // samples per availability unit
+  const int units = 2 * n / u;    // units of the left column, and of the top row
+  for (int i = 0; i < 2 * n; ++i) {
+    const bool ok = (b.avail >> (i / u)) & 1;
+    refs.avail[i] = ok;
+    refs.p[i] = ok ? plane.at(b.x - 1, b.y + 2 * n - 1 - i) : 0;
+  }
+  const bool corner = (b.avail >> units) & 1;
+  refs.avail[2 * n] = corner;
+  refs.p[2 * n] = corner ? plane.at(b.x - 1, b.y - 1) : 0;
+  for (int i = 0; i < 2 * n; ++i) {
+    const bool ok = (b.avail >> (units + 1 + i / u)) & 1;
+    refs.avail[2 * n + 1 + i] = ok;
+    refs.p[2 * n + 1 + i] = ok ? plane.at(b.x + i, b.y - 1) : 0;
+  }
+}
+
+void reconstruct_picture(const PicParams& pp, const PictureRecon& r, Picture& pic) {
+  // 8.4.4.1 with pcm_flag: the samples as coded
+  for (const PcmBlock& b : r.pcm) {
+    const uint16_t* s = r.pcm_samples.data() + b.offset;
+    for (int c = 0; c < 3; ++c) {
+      const int n = (1 << b.log2_size) >> (c ? 1 : 0);
+      const int x0 = c ? b.x / 2 : b.x, y0 = c ? b.y / 2 : b.y;
+      const HevcPlane& p = pic.plane[c];
+      for (int y = 0; y < n; ++y)
+        for (int x = 0; x < n; ++x, ++s)
+          if (x0 + x < p.width && y0 + y < p.height) p.at(x0 + x, y0 + y) = *s;
+    }
+  }
+  if (!r.pbs.empty()) {
+    std::unique_ptr<HevcPlane[][3]> refs(new HevcPlane[r.refs.size()][3]);
+    for (size_t i = 0; i < r.refs.size(); ++i)
+      for (int c = 0; c < 3; ++c) refs[i][c] = r.refs[i]->plane[c];
+    HevcMcBatch b;
+    b.refs = refs.get();
+    b.n_refs = int(r.refs.size());
+    b.pbs = r.pbs.data();
+    b.n_pbs = int(r.pbs.size());
+    b.bit_depth_y = pp.bit_depth_y;
+    b.bit_depth_c = pp.bit_depth_c;
+    HevcMc::run(b, pic.plane);
+  }
+  HevcResidual::run(r.inter_tus, r.levels.data(), pic.plane, pp.bit_depth_y, pp.bit_depth_c);
+  HevcIntraRefs refs;
+  for (const IntraBlock& b : r.intra) {
+    const HevcPlane& plane = pic.plane[b.c_idx];
+    gather_intra_refs(b, plane, refs);
+    HevcIntraParams prm;
+    prm.log2_size = b.log2_size;
+    prm.c_idx = b.c_idx;
+    prm.mode = b.mode;
+    prm.bit_depth = b.c_idx ? pp.bit_depth_c : pp.bit_depth_y;
+    prm.strong_intra_smoothing = pp.sps->strong_intra_smoothing_enabled_flag;
+    hevc_intra_predict(refs, prm, plane, b.x, b.y);
+    if (b.tu >= 0) HevcResidual::run_one(r.intra_tus[size_t(b.tu)], r.levels.data(), plane, prm.bit_depth);
+  }
+}
+
+}  // namespace gvc::hevc
