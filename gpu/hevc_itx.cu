@@ -75,6 +75,7 @@ struct Batch {
   const int16_t* levels;
   const uint8_t* matrices;
   HevcPlane planes[3];  // device memory
+  int16_t* residuals;   // null: add to the planes; else store each TU's residual at coeff_offset
   int bit_depth[3];     // by c_idx
   Group groups[kGroups];
 };
@@ -170,7 +171,13 @@ __device__ void transform_group(const Batch& b, const Group& grp, int block, int
     }
   }
   __syncthreads();
-  if (active) add_column(b.planes[tu.c_idx], tu.x + lane, tu.y, N, bit_depth, s + lane, kPitch);
+  if (!active) return;
+  if (b.residuals) {
+    int16_t* out = b.residuals + tu.coeff_offset + lane;
+    for (int y = 0; y < N; ++y) out[y * N] = static_cast<int16_t>(clip16(s[y * kPitch + lane]));
+  } else {
+    add_column(b.planes[tu.c_idx], tu.x + lane, tu.y, N, bit_depth, s + lane, kPitch);
+  }
 }
 
 // One group of TUs without transform, one thread per column: transquant bypass (the levels are
@@ -193,6 +200,15 @@ __device__ void direct_group(const Batch& b, const Group& grp, int block) {
   const Scale sc = make_scale(tu.qp, bit_depth, kLog2);
   const int bd_shift = 20 - bit_depth;
   const int32_t round = 1 << (bd_shift - 1);
+  if (b.residuals) {
+    int16_t* out = b.residuals + tu.coeff_offset + lane;
+    for (int y = 0; y < N; ++y) {
+      const int level = lv[y * N];
+      const int32_t r = tu.bypass ? level : (scale_level(level, m[y * N], sc) * (1 << (5 + kLog2)) + round) >> bd_shift;
+      out[y * N] = static_cast<int16_t>(clip16(r));
+    }
+    return;
+  }
   uint16_t* dst = p.data + ptrdiff_t(tu.y) * p.stride + x;
   for (int y = 0; y < N && tu.y + y < p.height; ++y, dst += p.stride) {
     const int level = lv[y * N];
@@ -251,6 +267,20 @@ Status bad_tu(size_t i, const HevcTu& tu, const char* why) {
 Status HevcResidualCore::run(const std::vector<HevcTu>& tus, const int16_t* levels, size_t level_count,
                              const HevcScalingMatrices& scaling, const HevcPlane planes[3],
                              int bit_depth_luma, int bit_depth_chroma, cudaStream_t s) {
+  return enqueue(tus, levels, level_count, scaling, planes, bit_depth_luma, bit_depth_chroma, nullptr, s);
+}
+
+Status HevcResidualCore::run_to_residuals(const std::vector<HevcTu>& tus, const int16_t* levels,
+                                          size_t level_count, const HevcScalingMatrices& scaling,
+                                          const HevcPlane planes[3], int bit_depth_luma,
+                                          int bit_depth_chroma, int16_t* residuals, cudaStream_t s) {
+  if (!residuals) return Status::error("HEVC residual: no residual buffer");
+  return enqueue(tus, levels, level_count, scaling, planes, bit_depth_luma, bit_depth_chroma, residuals, s);
+}
+
+Status HevcResidualCore::enqueue(const std::vector<HevcTu>& tus, const int16_t* levels, size_t level_count,
+                                 const HevcScalingMatrices& scaling, const HevcPlane planes[3],
+                                 int bit_depth_luma, int bit_depth_chroma, int16_t* residuals, cudaStream_t s) {
   if (bit_depth_luma < 8 || bit_depth_luma > 16 || bit_depth_chroma < 8 || bit_depth_chroma > 16)
     return Status::error("HEVC residual: bit depths must be 8..16");
   if (tus.empty()) return {};
@@ -327,6 +357,7 @@ Status HevcResidualCore::run(const std::vector<HevcTu>& tus, const int16_t* leve
   b.tus = tus_.get<PackedTu>();
   b.levels = levels;
   b.matrices = table_dev_.get<uint8_t>();
+  b.residuals = residuals;
   for (int c = 0; c < 3; ++c) {
     b.planes[c] = planes[c];
     b.bit_depth[c] = bit_depth[c];

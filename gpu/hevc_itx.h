@@ -41,6 +41,14 @@ class HevcResidualCore {
              const HevcScalingMatrices& scaling, const HevcPlane planes[3], int bit_depth_luma,
              int bit_depth_chroma, cudaStream_t s);
 
+  // The same, except that nothing is added to the planes: the residual of each TU (8.6.2's
+  // resSamples, saturated to 16 bits, which changes no sum clipped to a bit depth of at most 15)
+  // is stored at `residuals` + coeff_offset, nTbS*nTbS raster like the levels
+  // (device memory, level_count values). The planes only bound the TUs, as in run().
+  Status run_to_residuals(const std::vector<HevcTu>& tus, const int16_t* levels, size_t level_count,
+                          const HevcScalingMatrices& scaling, const HevcPlane planes[3],
+                          int bit_depth_luma, int bit_depth_chroma, int16_t* residuals, cudaStream_t s);
+
   // A TU as the kernel reads it.
   struct PackedTu {
     uint32_t coeff_offset;
@@ -52,6 +60,10 @@ class HevcResidualCore {
   };
 
  private:
+  Status enqueue(const std::vector<HevcTu>& tus, const int16_t* levels, size_t level_count,
+                 const HevcScalingMatrices& scaling, const HevcPlane planes[3], int bit_depth_luma,
+                 int bit_depth_chroma, int16_t* residuals, cudaStream_t s);
+
   std::vector<PackedTu> packed_;       // staging, grouped by kernel variant
   std::vector<uint8_t> table_;         // host copy of the matrix table last uploaded
   DeviceBuffer tus_, table_dev_;

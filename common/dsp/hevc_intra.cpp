@@ -36,6 +36,25 @@ void substitute(HevcIntraRefs& r, int n_total, int bit_depth) {
 
 }  // namespace
 
+void hevc_gather_intra_refs(const HevcIntraBlock& b, const HevcPlane& plane, HevcIntraRefs& refs) {
+  const int n = 1 << b.log2_size;
+  const int u = b.c_idx ? 2 : 4;  // samples per availability unit
+  const int units = 2 * n / u;    // units of the left column, and of the top row
+  for (int i = 0; i < 2 * n; ++i) {
+    const bool ok = (b.avail >> (i / u)) & 1;
+    refs.avail[i] = ok;
+    refs.p[i] = ok ? plane.at(b.x - 1, b.y + 2 * n - 1 - i) : 0;
+  }
+  const bool corner = (b.avail >> units) & 1;
+  refs.avail[2 * n] = corner;
+  refs.p[2 * n] = corner ? plane.at(b.x - 1, b.y - 1) : 0;
+  for (int i = 0; i < 2 * n; ++i) {
+    const bool ok = (b.avail >> (units + 1 + i / u)) & 1;
+    refs.avail[2 * n + 1 + i] = ok;
+    refs.p[2 * n + 1 + i] = ok ? plane.at(b.x + i, b.y - 1) : 0;
+  }
+}
+
 void hevc_intra_predict(HevcIntraRefs& refs, const HevcIntraParams& prm, const HevcPlane& plane,
                         int x0, int y0) {
   const int n = 1 << prm.log2_size;

@@ -47,6 +47,9 @@ struct Decoder::Impl {
   PicParams pp;
   FrameState fs;
   PictureRecon recon;
+  Reconstructor* reconstructor = nullptr;
+  std::string recon_error;  // a failure of `reconstructor`, for the next decode()
+  bool reconstructor_failed = false;  // then the CPU reconstructs the rest of the stream
   SegmentCarry carry;
   Picture* cur = nullptr;
   const GstH265SPS* cur_sps = nullptr;
@@ -67,8 +70,15 @@ struct Decoder::Impl {
   void finish_picture() {
     if (!cur) return;
     cur->ctb_slice = fs.ctb_slice;
-    reconstruct_picture(pp, recon, *cur);
-    apply_loop_filters(pp, fs, *cur);
+    std::string err;
+    if (reconstructor && !reconstructor->run(pp, fs, recon, *cur, err)) {
+      recon_error = "picture reconstruction failed: " + err;
+      reconstructor_failed = true;
+    }
+    if (!reconstructor || reconstructor_failed) {
+      reconstruct_picture(pp, recon, *cur);
+      apply_loop_filters(pp, fs, *cur);
+    }
     dpb.after_decode(*cur_sps, cur, cur_output);
     cur = nullptr;
     collect();
@@ -313,7 +323,18 @@ bool Decoder::decode(const uint8_t* data, size_t size) {
       d.seen_irap = false;            // resume at the next IRAP
     }
   }
+  if (!d.recon_error.empty()) {
+    error_ = d.recon_error;
+    d.recon_error.clear();
+    ok = false;
+  }
   return ok;
+}
+
+void Decoder::set_reconstructor(Reconstructor* r) {
+  impl_->reconstructor = r;
+  impl_->reconstructor_failed = false;
+  if (r) r->forget_pictures();
 }
 
 void Decoder::end_access_unit() { impl_->finish_picture(); }

@@ -9,6 +9,8 @@
 
 namespace gvc::hevc {
 
+class Reconstructor;
+
 // One output picture, cropped to the conformance window (samples in 16 bits, any bit depth).
 struct DecodedFrame {
   int width = 0, height = 0;  // luma
@@ -40,6 +42,12 @@ class Decoder {
   // Takes the next picture in output order; false when none is ready.
   bool take_frame(DecodedFrame& out);
   const std::string& error() const { return error_; }
+
+  // Runs the sample reconstruction and the loop filters of every following picture on `r`
+  // (not owned; null: the CPU). A failure of `r` is reported by the next decode() call, and
+  // that picture and all later ones are reconstructed on the CPU instead, so no picture is
+  // lost (the pictures `r` keeps as references may be gone with its device).
+  void set_reconstructor(Reconstructor* r);
 
  private:
   struct Impl;

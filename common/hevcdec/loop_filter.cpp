@@ -54,52 +54,57 @@ int boundary_strength(const PicParams& pp, const FrameState& fs, const Picture& 
              : 0;
 }
 
-void deblock(const PicParams& pp, const FrameState& fs, Picture& pic) {
+}  // namespace
+
+void plan_loop_filters(const PicParams& pp, const FrameState& fs, const Picture& pic, LoopFilterPlan& lf) {
+  // 8.7.2: boundary strengths and the slice offsets of every 4x4 unit
   const size_t n = fs.pred_mode.size();
-  std::vector<uint8_t> bs_v(n, 0), bs_h(n, 0);
-  std::vector<int8_t> beta(n, 0), tc(n, 0);
-  bool any = false;
+  lf.bs_v.assign(n, 0);
+  lf.bs_h.assign(n, 0);
+  lf.beta.assign(n, 0);
+  lf.tc.assign(n, 0);
+  lf.deblock = false;
   for (int y = 0; y < pp.height; y += 4)
     for (int x = 0; x < pp.width; x += 4) {
       const size_t u = fs.idx(x, y);
       const int ctb = (y >> pp.log2_ctb_size) * pp.pic_width_in_ctbs + (x >> pp.log2_ctb_size);
       const int s = fs.ctb_slice[ctb];
       if (s < 0) continue;
-      beta[u] = static_cast<int8_t>(fs.slices[s].beta_offset_div2);
-      tc[u] = static_cast<int8_t>(fs.slices[s].tc_offset_div2);
-      if (x > 0 && (x & 7) == 0) bs_v[u] = static_cast<uint8_t>(boundary_strength(pp, fs, pic, u - 1, u, fs.edge_v[u]));
-      if (y > 0 && (y & 7) == 0) bs_h[u] = static_cast<uint8_t>(boundary_strength(pp, fs, pic, u - fs.w4, u, fs.edge_h[u]));
-      any |= bs_v[u] || bs_h[u];
+      lf.beta[u] = static_cast<int8_t>(fs.slices[s].beta_offset_div2);
+      lf.tc[u] = static_cast<int8_t>(fs.slices[s].tc_offset_div2);
+      if (x > 0 && (x & 7) == 0)
+        lf.bs_v[u] = static_cast<uint8_t>(boundary_strength(pp, fs, pic, u - 1, u, fs.edge_v[u]));
+      if (y > 0 && (y & 7) == 0)
+        lf.bs_h[u] = static_cast<uint8_t>(boundary_strength(pp, fs, pic, u - fs.w4, u, fs.edge_h[u]));
+      lf.deblock |= lf.bs_v[u] || lf.bs_h[u];
     }
-  if (!any) return;
-  HevcDeblockFrame f;
+  HevcDeblockFrame& f = lf.deblock_frame;
   f.width = pp.width;
   f.height = pp.height;
   f.stride = fs.w4;
-  f.bs_v = bs_v.data();
-  f.bs_h = bs_h.data();
+  f.bs_v = lf.bs_v.data();
+  f.bs_h = lf.bs_h.data();
   f.qp_y = fs.qp_y.data();
-  f.beta_offset_div2 = beta.data();
-  f.tc_offset_div2 = tc.data();
+  f.beta_offset_div2 = lf.beta.data();
+  f.tc_offset_div2 = lf.tc.data();
   f.no_filter = fs.no_filter.data();
   f.bit_depth_y = pp.bit_depth_y;
   f.bit_depth_c = pp.bit_depth_c;
   f.cb_qp_offset = pp.pps->cb_qp_offset;
   f.cr_qp_offset = pp.pps->cr_qp_offset;
-  HevcDeblock::run(f, pic.plane);
-}
 
-void sao(const PicParams& pp, const FrameState& fs, Picture& pic) {
-  const int n = pp.pic_size_in_ctbs;
-  std::vector<uint8_t> enabled(size_t(n) * 3, 0), cross(size_t(n) * 9, 0);
-  bool any = false;
-  for (int ctb = 0; ctb < n; ++ctb) {
+  // 8.7.3: which CTBs have SAO, and across which of their edges it may read
+  const int n_ctbs = pp.pic_size_in_ctbs;
+  lf.enabled.assign(size_t(n_ctbs) * 3, 0);
+  lf.cross.assign(size_t(n_ctbs) * 9, 0);
+  lf.sao = false;
+  for (int ctb = 0; ctb < n_ctbs; ++ctb) {
     const int s = fs.ctb_slice[ctb];
     if (s < 0) continue;
     const SliceInfo& si = fs.slices[s];
-    enabled[ctb * 3 + 0] = si.sao_luma;
-    enabled[ctb * 3 + 1] = enabled[ctb * 3 + 2] = si.sao_chroma;
-    any |= si.sao_luma || si.sao_chroma;
+    lf.enabled[ctb * 3 + 0] = si.sao_luma;
+    lf.enabled[ctb * 3 + 1] = lf.enabled[ctb * 3 + 2] = si.sao_chroma;
+    lf.sao |= si.sao_luma || si.sao_chroma;
     const int rx = ctb % pp.pic_width_in_ctbs, ry = ctb / pp.pic_width_in_ctbs;
     for (int dy = -1; dy <= 1; ++dy)
       for (int dx = -1; dx <= 1; ++dx) {
@@ -117,37 +122,36 @@ void sao(const PicParams& pp, const FrameState& fs, Picture& pic) {
         if (!pp.pps->loop_filter_across_tiles_enabled_flag &&
             pp.tile_id[pp.ctb_addr_rs_to_ts[nb]] != pp.tile_id[pp.ctb_addr_rs_to_ts[ctb]])
           ok = false;
-        cross[ctb * 9 + (dy + 1) * 3 + (dx + 1)] = ok;
+        lf.cross[ctb * 9 + (dy + 1) * 3 + (dx + 1)] = ok;
       }
   }
-  if (!any) return;
-  // SAO reads the deblocked picture and writes the final one.
-  Picture copy;
-  HevcPlane src[3];
-  for (int c = 0; c < 3; ++c) {
-    copy.buf[c] = pic.buf[c];
-    src[c] = pic.plane[c];
-    src[c].data = copy.buf[c].data();
-  }
-  HevcSaoFrame f;
-  f.log2_ctb_size = pp.log2_ctb_size;
-  f.width_ctbs = pp.pic_width_in_ctbs;
-  f.height_ctbs = pp.pic_height_in_ctbs;
-  f.ctbs = fs.sao.data();
-  f.enabled = enabled.data();
-  f.no_filter = fs.no_filter.data();
-  f.no_filter_stride = fs.w4;
-  f.cross_ok = cross.data();
-  f.bit_depth[0] = pp.bit_depth_y;
-  f.bit_depth[1] = f.bit_depth[2] = pp.bit_depth_c;
-  HevcSao::run(f, src, pic.plane);
+  HevcSaoFrame& g = lf.sao_frame;
+  g.log2_ctb_size = pp.log2_ctb_size;
+  g.width_ctbs = pp.pic_width_in_ctbs;
+  g.height_ctbs = pp.pic_height_in_ctbs;
+  g.ctbs = fs.sao.data();
+  g.enabled = lf.enabled.data();
+  g.no_filter = fs.no_filter.data();
+  g.no_filter_stride = fs.w4;
+  g.cross_ok = lf.cross.data();
+  g.bit_depth[0] = pp.bit_depth_y;
+  g.bit_depth[1] = g.bit_depth[2] = pp.bit_depth_c;
 }
 
-}  // namespace
-
 void apply_loop_filters(const PicParams& pp, const FrameState& fs, Picture& pic) {
-  deblock(pp, fs, pic);
-  sao(pp, fs, pic);
+  LoopFilterPlan lf;
+  plan_loop_filters(pp, fs, pic, lf);
+  if (lf.deblock) HevcDeblock::run(lf.deblock_frame, pic.plane);
+  if (!lf.sao) return;
+  // SAO reads the deblocked picture and writes the final one.
+  std::vector<uint16_t> copy[3];
+  HevcPlane src[3];
+  for (int c = 0; c < 3; ++c) {
+    copy[c] = pic.buf[c];
+    src[c] = pic.plane[c];
+    src[c].data = copy[c].data();
+  }
+  HevcSao::run(lf.sao_frame, src, pic.plane);
 }
 
 }  // namespace gvc::hevc

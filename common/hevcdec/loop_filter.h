@@ -1,13 +1,33 @@
 // loop_filter.h: the in-loop filter drivers of a decoded picture: deblocking (8.7.2), then SAO (8.7.3)
 #pragma once
 
+#include <cstdint>
+#include <vector>
+
+#include "common/dsp/hevc_deblock.h"
+#include "common/dsp/hevc_sao.h"
 #include "common/hevcdec/params.h"
 #include "common/hevcdec/picture.h"
 
 namespace gvc::hevc {
 
-// Derives edges and boundary strengths from the picture's syntax arrays, deblocks, then
-// applies SAO, in place on `pic`.
+// What the filters of one picture need (the frames point into this struct and into the
+// FrameState it was planned from; both must outlive its use).
+struct LoopFilterPlan {
+  std::vector<uint8_t> bs_v, bs_h;  // 8.7.2.4 bS of each unit's left and top edge
+  std::vector<int8_t> beta, tc;     // slice_beta_offset_div2 / slice_tc_offset_div2 per unit
+  std::vector<uint8_t> enabled, cross;
+  bool deblock = false;             // some edge has bS > 0
+  bool sao = false;                 // some CTB has SAO
+  HevcDeblockFrame deblock_frame;
+  HevcSaoFrame sao_frame;
+};
+
+// Derives edges and boundary strengths from the picture's syntax arrays (8.7.2.2-8.7.2.4) and
+// the SAO boundary rules (8.7.3), for HevcDeblock and HevcSao or their CUDA versions.
+void plan_loop_filters(const PicParams& pp, const FrameState& fs, const Picture& pic, LoopFilterPlan& lf);
+
+// Plans, deblocks, then applies SAO, in place on `pic`, on the CPU.
 void apply_loop_filters(const PicParams& pp, const FrameState& fs, Picture& pic);
 
 }  // namespace gvc::hevc

@@ -23,27 +23,8 @@ uint8_t PictureRecon::ref_index(const Picture* p) {
   return uint8_t(refs.size() - 1);
 }
 
-void gather_intra_refs(const IntraBlock& b, const HevcPlane& plane, HevcIntraRefs& refs) {
-  const int n = 1 << b.log2_size;
-  const int u = b.c_idx ? 2 : 4;  // samples per availability unit
-  const int units = 2 * n / u;    // units of the left column, and of the top row
-  for (int i = 0; i < 2 * n; ++i) {
-    const bool ok = (b.avail >> (i / u)) & 1;
-    refs.avail[i] = ok;
-    refs.p[i] = ok ? plane.at(b.x - 1, b.y + 2 * n - 1 - i) : 0;
-  }
-  const bool corner = (b.avail >> units) & 1;
-  refs.avail[2 * n] = corner;
-  refs.p[2 * n] = corner ? plane.at(b.x - 1, b.y - 1) : 0;
-  for (int i = 0; i < 2 * n; ++i) {
-    const bool ok = (b.avail >> (units + 1 + i / u)) & 1;
-    refs.avail[2 * n + 1 + i] = ok;
-    refs.p[2 * n + 1 + i] = ok ? plane.at(b.x + i, b.y - 1) : 0;
-  }
-}
-
-void reconstruct_picture(const PicParams& pp, const PictureRecon& r, Picture& pic) {
-  // 8.4.4.1 with pcm_flag: the samples as coded
+// 8.4.4.1 with pcm_flag: the samples as coded
+void write_pcm_blocks(const PictureRecon& r, Picture& pic) {
   for (const PcmBlock& b : r.pcm) {
     const uint16_t* s = r.pcm_samples.data() + b.offset;
     for (int c = 0; c < 3; ++c) {
@@ -55,6 +36,10 @@ void reconstruct_picture(const PicParams& pp, const PictureRecon& r, Picture& pi
           if (x0 + x < p.width && y0 + y < p.height) p.at(x0 + x, y0 + y) = *s;
     }
   }
+}
+
+void reconstruct_picture(const PicParams& pp, const PictureRecon& r, Picture& pic) {
+  write_pcm_blocks(r, pic);
   if (!r.pbs.empty()) {
     std::unique_ptr<HevcPlane[][3]> refs(new HevcPlane[r.refs.size()][3]);
     for (size_t i = 0; i < r.refs.size(); ++i)
@@ -70,9 +55,9 @@ void reconstruct_picture(const PicParams& pp, const PictureRecon& r, Picture& pi
   }
   HevcResidual::run(r.inter_tus, r.levels.data(), pic.plane, pp.bit_depth_y, pp.bit_depth_c);
   HevcIntraRefs refs;
-  for (const IntraBlock& b : r.intra) {
+  for (const HevcIntraBlock& b : r.intra) {
     const HevcPlane& plane = pic.plane[b.c_idx];
-    gather_intra_refs(b, plane, refs);
+    hevc_gather_intra_refs(b, plane, refs);
     HevcIntraParams prm;
     prm.log2_size = b.log2_size;
     prm.c_idx = b.c_idx;

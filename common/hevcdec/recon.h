@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "common/dsp/hevc_intra.h"
@@ -11,20 +12,6 @@
 #include "common/hevcdec/picture.h"
 
 namespace gvc::hevc {
-
-// One intra transform block (8.4.4.1) of one component, in decoding order. The availability
-// of its 4N+1 reference samples (8.4.4.2.1: 6.4.1 plus constrained_intra_pred_flag) is decided
-// at parse time, per unit of 4 luma samples (2 chroma samples in 4:2:0), the granularity at
-// which it can change: bit k is unit k of the reference array in the order of HevcIntraRefs
-// (left column bottom up, then the corner p[-1][-1] as its own unit, then the top row).
-struct IntraBlock {
-  uint16_t x = 0, y = 0;  // top-left sample in the component's plane
-  uint8_t c_idx = 0;
-  uint8_t log2_size = 2;  // log2(nTbS)
-  uint8_t mode = 0;       // predModeIntra
-  uint64_t avail = 0;
-  int32_t tu = -1;        // its residual in PictureRecon::intra_tus, or -1 (cbf 0)
-};
 
 // One PCM coding block (7.3.8.7): samples already shifted to the picture's bit depths (8.4.4.1
 // with pcm_flag), luma nCbS*nCbS then Cb and Cr (nCbS/2)^2 each, raster.
@@ -45,7 +32,7 @@ struct PictureRecon {
   std::vector<HevcMcPb> pbs;
   std::vector<HevcTu> inter_tus;
   std::vector<HevcTu> intra_tus;
-  std::vector<IntraBlock> intra;
+  std::vector<HevcIntraBlock> intra;  // HevcIntraBlock::tu indexes intra_tus
   std::vector<int16_t> levels;  // of every TU (HevcTu::coeff_offset)
   std::vector<PcmBlock> pcm;
   std::vector<uint16_t> pcm_samples;
@@ -58,8 +45,21 @@ struct PictureRecon {
 // Runs the recorded reconstruction of `pic` on the CPU (the reference for the CUDA version).
 void reconstruct_picture(const PicParams& pp, const PictureRecon& r, Picture& pic);
 
-// Reference samples of an intra block as the availability mask describes them (unavailable
-// samples 0, as 8.4.4.2.2 substitutes them); what the CUDA intra kernel gathers on the device.
-void gather_intra_refs(const IntraBlock& b, const HevcPlane& plane, HevcIntraRefs& refs);
+// Writes the PCM blocks of `r` into `pic` (the first step of reconstruct_picture).
+void write_pcm_blocks(const PictureRecon& r, Picture& pic);
+
+// Another place to run the work of reconstruct_picture and apply_loop_filters, such as a GPU
+// (gpu/hevc_recon.h). It must give the same samples.
+class Reconstructor {
+ public:
+  virtual ~Reconstructor() = default;
+  // Reconstructs and loop-filters `pic`, leaving the result in its host planes as
+  // reconstruct_picture and apply_loop_filters do; false with a message in `err` when the
+  // device fails.
+  virtual bool run(const PicParams& pp, const FrameState& fs, const PictureRecon& r, Picture& pic,
+                   std::string& err) = 0;
+  // Drops what it keeps of earlier pictures (a new decoder starts using it).
+  virtual void forget_pictures() {}
+};
 
 }  // namespace gvc::hevc

@@ -770,7 +770,7 @@ void SliceDecoder::intra_predict(int x0, int y0, int log2_size, int c_idx, int m
   const int sh = c_idx ? 1 : 0;
   const int u = 4 >> sh;  // samples per unit
   const int x_cur = x0 << sh, y_cur = y0 << sh;
-  IntraBlock b;
+  HevcIntraBlock b;
   b.x = uint16_t(x0);
   b.y = uint16_t(y0);
   b.c_idx = uint8_t(c_idx);

@@ -1,0 +1,60 @@
+// hevc_mc.h (gpu): HEVC inter sample prediction (8.5.3.3) of a whole picture's prediction blocks in one CUDA launch
+//
+// The CUDA counterpart of HevcMc::run (common/dsp/hevc_mc.h), bit for bit the same: each warp
+// predicts one 8x8 tile of one component of one PB (both lists, then the weighting), so a
+// picture of any mix of 4x8..64x64 PBs is one grid of tiles.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <cstddef>
+#include <cstdint>
+
+#include "common/dsp/hevc_mc.h"
+#include "common/dsp/hevc_plane.h"
+#include "gpu/device.h"
+
+namespace gvc {
+namespace cuda {
+
+class HevcMcCore {
+ public:
+  HevcMcCore() = default;
+  ~HevcMcCore();
+  HevcMcCore(const HevcMcCore&) = delete;
+  HevcMcCore& operator=(const HevcMcCore&) = delete;
+
+  // Enqueues on `s` the prediction of every PB of `b` into `dst` (three planes, 4:2:0). The
+  // planes of b.refs and of `dst` are in device memory (HevcPlane::data a device pointer); the
+  // batch itself (refs array, PB list) is host memory and may change as soon as run() returns.
+  // As on the CPU: samples of a PB outside its destination plane are not written, reference
+  // sample positions are clipped into the reference plane, PBs without a prediction list are
+  // skipped. PBs must not overlap (the order of their writes is not defined).
+  // Refused (nothing queued): bit depths outside 8..12, PBs larger than 64x64 or at negative
+  // positions, a reference index beyond n_refs or to a missing plane, explicit weights outside
+  // 7.4.7.3's ranges (denominators 0..7, weights -128..255, offsets -128..127).
+  // Returns when the work is queued: `dst` is complete once `s` is synchronised. Successive
+  // calls on one core must use one stream (they reuse its buffers); a call first waits until
+  // the upload of the previous call has left the pinned staging buffer.
+  Status run(const HevcMcBatch& b, const HevcPlane dst[3], cudaStream_t s);
+
+  // A PB as the kernel reads it.
+  struct PackedPb {
+    uint16_t x, y;  // luma samples
+    uint8_t w, h;   // luma samples, 1..64
+    uint8_t flags;  // bit 0 predFlagL0, bit 1 predFlagL1, bit 2 explicit weighting
+    uint8_t ref[2];
+    uint8_t log2_wd_base[3];
+    int16_t mv[2][2];
+    int16_t weight[2][3];
+    int16_t offset[2][3];
+  };
+
+ private:
+  PinnedBuffer staging_;  // reference planes, PBs and work units, uploaded in one copy
+  DeviceBuffer dev_;      // the same on the device
+  cudaEvent_t staged_ = nullptr;  // recorded after the upload from `staging_`
+};
+
+}  // namespace cuda
+}  // namespace gvc

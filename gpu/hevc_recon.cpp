@@ -1,0 +1,159 @@
+// hevc_recon.cpp: an HEVC picture's recorded reconstruction and its loop filters run on the GPU, stage after stage on one stream
+#include "gpu/hevc_recon.h"
+
+#include <memory>
+
+namespace gvc {
+namespace cuda {
+
+HevcCudaReconstructor::HevcCudaReconstructor(int device_id) : device_id_(device_id) {
+  slots_.reserve(kMaxSlots);  // never reallocated: reconstruct() holds pointers to slots
+}
+
+size_t HevcCudaReconstructor::picture_bytes() const {
+  size_t n = 0;
+  for (const Slot& s : slots_) n += s.buf.size();
+  return n;
+}
+
+HevcCudaReconstructor::Slot& HevcCudaReconstructor::slot_for(const hevc::Picture& p, bool& found) {
+  found = false;
+  Slot* same_pic = nullptr;
+  for (Slot& s : slots_) {
+    if (s.pic != &p) continue;
+    if (s.decode_index == p.decode_index) {
+      found = true;
+      s.last_use = ++use_counter_;
+      return s;
+    }
+    same_pic = &s;  // a picture that lived at this address before
+  }
+  Slot* s = same_pic;
+  if (!s && slots_.size() < kMaxSlots) {
+    slots_.emplace_back();
+    s = &slots_.back();
+  }
+  if (!s) {  // the least recently used one
+    s = &slots_[0];
+    for (Slot& t : slots_)
+      if (t.last_use < s->last_use) s = &t;
+  }
+  s->pic = &p;
+  s->decode_index = p.decode_index;
+  s->last_use = ++use_counter_;
+  return *s;
+}
+
+Status HevcCudaReconstructor::upload(const hevc::Picture& p, Slot& d) {
+  for (int c = 0; c < 3; ++c) {
+    const HevcPlane& h = p.plane[c];
+    GVC_CUDA_TRY(cudaMemcpy2DAsync(d.plane[c].data, size_t(d.plane[c].stride) * sizeof(uint16_t), h.data,
+                                   size_t(h.stride) * sizeof(uint16_t), size_t(h.width) * sizeof(uint16_t),
+                                   size_t(h.height), cudaMemcpyHostToDevice, stream_.get()));
+  }
+  return {};
+}
+
+Status HevcCudaReconstructor::download(const Slot& d, hevc::Picture& p) {
+  for (int c = 0; c < 3; ++c) {
+    const HevcPlane& h = p.plane[c];
+    GVC_CUDA_TRY(cudaMemcpy2DAsync(h.data, size_t(h.stride) * sizeof(uint16_t), d.plane[c].data,
+                                   size_t(d.plane[c].stride) * sizeof(uint16_t), size_t(h.width) * sizeof(uint16_t),
+                                   size_t(h.height), cudaMemcpyDeviceToHost, stream_.get()));
+  }
+  return stream_.synchronize("HEVC reconstruction");
+}
+
+Status HevcCudaReconstructor::reconstruct(const hevc::PicParams& pp, const hevc::FrameState& fs,
+                                          const hevc::PictureRecon& r, hevc::Picture& pic) {
+  GVC_TRY(enter_device(device_id_));
+  if (!stream_.get()) GVC_TRY(stream_.create());
+  const cudaStream_t s = stream_.get();
+
+  // the reference pictures first, so that the current picture's slot cannot evict one
+  std::vector<Slot*> refs(r.refs.size());
+  for (size_t i = 0; i < r.refs.size(); ++i) {
+    bool found = false;
+    refs[i] = &slot_for(*r.refs[i], found);
+    if (!found) {
+      size_t bytes = 0;
+      for (int c = 0; c < 3; ++c) bytes += size_t(r.refs[i]->plane[c].width) * r.refs[i]->plane[c].height * 2;
+      GVC_TRY(refs[i]->buf.reserve(bytes));
+      uint16_t* base = refs[i]->buf.get<uint16_t>();
+      for (int c = 0; c < 3; ++c) {
+        const HevcPlane& h = r.refs[i]->plane[c];
+        refs[i]->plane[c] = {base, h.width, h.width, h.height};
+        base += size_t(h.width) * h.height;
+      }
+      GVC_TRY(upload(*r.refs[i], *refs[i]));
+    }
+  }
+  bool found = false;
+  Slot& cur = slot_for(pic, found);
+  size_t bytes = 0;
+  for (int c = 0; c < 3; ++c) bytes += size_t(pic.plane[c].width) * pic.plane[c].height * sizeof(uint16_t);
+  GVC_TRY(cur.buf.reserve(bytes));
+  uint16_t* base = cur.buf.get<uint16_t>();
+  for (int c = 0; c < 3; ++c) {
+    const HevcPlane& h = pic.plane[c];
+    cur.plane[c] = {base, h.width, h.width, h.height};
+    base += size_t(h.width) * h.height;
+  }
+  if (!r.pcm.empty()) {
+    hevc::write_pcm_blocks(r, pic);
+    GVC_TRY(upload(pic, cur));
+  }
+
+  const size_t level_bytes = r.levels.size() * sizeof(int16_t);
+  if (level_bytes) {
+    GVC_TRY(levels_.reserve(level_bytes));
+    GVC_CUDA_TRY(cudaMemcpyAsync(levels_.get(), r.levels.data(), level_bytes, cudaMemcpyHostToDevice, s));
+  }
+  HevcScalingMatrices scaling;
+  for (int size_id = 0; size_id < 4; ++size_id)
+    for (int j = 0; j < 6; ++j)
+      if (!pp.scaling_factor[size_id][j].empty()) scaling.m[size_id][j] = pp.scaling_factor[size_id][j].data();
+
+  if (!r.pbs.empty()) {
+    std::unique_ptr<HevcPlane[][3]> planes(new HevcPlane[r.refs.size()][3]);
+    for (size_t i = 0; i < r.refs.size(); ++i)
+      for (int c = 0; c < 3; ++c) planes[i][c] = refs[i]->plane[c];
+    HevcMcBatch b;
+    b.refs = planes.get();
+    b.n_refs = int(r.refs.size());
+    b.pbs = r.pbs.data();
+    b.n_pbs = int(r.pbs.size());
+    b.bit_depth_y = pp.bit_depth_y;
+    b.bit_depth_c = pp.bit_depth_c;
+    GVC_TRY(mc_.run(b, cur.plane, s));
+  }
+  GVC_TRY(inter_residual_.run(r.inter_tus, levels_.get<int16_t>(), r.levels.size(), scaling, cur.plane,
+                              pp.bit_depth_y, pp.bit_depth_c, s));
+  if (!r.intra.empty()) {
+    if (!r.intra_tus.empty()) {
+      GVC_TRY(residuals_.reserve(level_bytes));
+      GVC_TRY(intra_residual_.run_to_residuals(r.intra_tus, levels_.get<int16_t>(), r.levels.size(), scaling,
+                                               cur.plane, pp.bit_depth_y, pp.bit_depth_c,
+                                               residuals_.get<int16_t>(), s));
+    }
+    GVC_TRY(intra_.run(r.intra, r.intra_tus, residuals_.get<int16_t>(), cur.plane, pp.bit_depth_y,
+                       pp.bit_depth_c, pp.sps->strong_intra_smoothing_enabled_flag, s));
+  }
+
+  hevc::plan_loop_filters(pp, fs, pic, plan_);
+  if (plan_.deblock) GVC_TRY(deblock_.run(plan_.deblock_frame, cur.plane, s));
+  if (plan_.sao) GVC_TRY(sao_.run(plan_.sao_frame, cur.plane, s));
+  return download(cur, pic);
+}
+
+bool HevcCudaReconstructor::run(const hevc::PicParams& pp, const hevc::FrameState& fs, const hevc::PictureRecon& r,
+                                hevc::Picture& pic, std::string& err) {
+  const Status st = reconstruct(pp, fs, r, pic);
+  if (st.ok()) return true;
+  slots_.clear();  // the device's copies can no longer be trusted
+  err = st.message();
+  return false;
+}
+
+}  // namespace cuda
+}  // namespace gvc

@@ -1,0 +1,410 @@
+// hevc_intra.cpp (checkgpu): HEVC intra prediction + residual on the GPU against the CPU reference, and whole streams through the CUDA reconstruction against the CPU decoder
+#include <gtest/gtest.h>
+
+#include <dirent.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <iterator>
+#include <string>
+#include <vector>
+
+#include "checkgpu.h"
+#include "common/dsp/hevc_intra.h"
+#include "common/dsp/hevc_itx.h"
+#include "common/hevcdec/decoder.h"
+#include "gpu/device.h"
+#include "gpu/hevc_intra.h"
+#include "gpu/hevc_itx.h"
+#include "gpu/hevc_recon.h"
+
+namespace checkgpu {
+namespace {
+
+using gvc::HevcIntraBlock;
+using gvc::HevcPlane;
+using gvc::HevcTu;
+using gvc::cuda::DeviceBuffer;
+
+#define CHECK_CUDA(call)                                                 \
+  do {                                                                   \
+    const gvc::Status st_ = gvc::cuda::check((call), #call);             \
+    ASSERT_TRUE(st_.ok()) << st_.message();                              \
+  } while (0)
+#define CHECK_OK(expr)                                                   \
+  do {                                                                   \
+    const gvc::Status st_ = (expr);                                      \
+    ASSERT_TRUE(st_.ok()) << st_.message();                              \
+  } while (0)
+
+constexpr int kTail = 7;               // poisoned samples right of each plane row
+constexpr uint16_t kPoison = 0xA5A5;
+
+int rand_int(std::mt19937_64& rng, int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); }
+
+struct IntraPicture {
+  int w[3] = {}, h[3] = {}, stride[3] = {};
+  std::vector<uint16_t> buf[3];
+  std::vector<HevcIntraBlock> blocks;  // decoding order
+  std::vector<HevcTu> tus;
+  std::vector<int16_t> levels;
+  int bd[3] = {8, 8, 8};
+  bool strong = false;
+  HevcPlane plane(int c, uint16_t* base) const { return {base, stride[c], w[c], h[c]}; }
+};
+
+struct Shape {
+  int width, height, bd_y, bd_c;
+  int inter_percent;  // coding units left as they are (inter or PCM samples, ready beforehand)
+  int cbf_percent;    // blocks with a residual
+  int avail_percent;  // usable reference units that are made available
+  bool strong;
+};
+
+// A picture of CTB 32 quadtrees in raster order: intra coding units as the decoder records them
+// (luma block, then Cb and Cr; 8x8 units split into four 4x4 luma blocks and one 4x4 Cb and
+// Cr), other coding units left with the random samples they start with. Each block's
+// availability marks a random part of the units that are in the picture and either not intra
+// or written by an earlier block, which is what 6.4.1 can allow.
+IntraPicture make_intra_picture(const Shape& sh, std::mt19937_64& rng) {
+  IntraPicture p;
+  p.strong = sh.strong;
+  p.bd[0] = sh.bd_y;
+  p.bd[1] = p.bd[2] = sh.bd_c;
+  for (int c = 0; c < 3; ++c) {
+    p.w[c] = c ? sh.width / 2 : sh.width;
+    p.h[c] = c ? sh.height / 2 : sh.height;
+    p.stride[c] = p.w[c] + kTail;
+    p.buf[c].assign(size_t(p.stride[c]) * p.h[c], kPoison);
+    const int maxv = (1 << p.bd[c]) - 1;
+    for (int y = 0; y < p.h[c]; ++y)
+      for (int x = 0; x < p.w[c]; ++x) p.buf[c][size_t(y) * p.stride[c] + x] = uint16_t(rand_int(rng, 0, maxv));
+  }
+  auto add = [&](int c, int x, int y, int log2) {
+    HevcIntraBlock b;
+    b.x = uint16_t(x);
+    b.y = uint16_t(y);
+    b.c_idx = uint8_t(c);
+    b.log2_size = uint8_t(log2);
+    b.mode = uint8_t(rand_int(rng, 0, 34));
+    p.blocks.push_back(b);
+  };
+  // quadtrees: leaves of 8..32 luma samples
+  struct Node { int x, y, log2; };
+  for (int cy = 0; cy < sh.height; cy += 32)
+    for (int cx = 0; cx < sh.width; cx += 32) {
+      std::vector<Node> stack{{cx, cy, 5}};
+      std::vector<Node> leaves;
+      while (!stack.empty()) {  // depth first in z-order
+        const Node n = stack.back();
+        stack.pop_back();
+        if (n.x >= sh.width || n.y >= sh.height) continue;
+        const int s = 1 << n.log2;
+        const bool must = n.x + s > sh.width || n.y + s > sh.height;
+        if (n.log2 > 3 && (must || rand_int(rng, 0, 99) < 55)) {
+          const int hs = s / 2;
+          stack.push_back({n.x + hs, n.y + hs, n.log2 - 1});
+          stack.push_back({n.x, n.y + hs, n.log2 - 1});
+          stack.push_back({n.x + hs, n.y, n.log2 - 1});
+          stack.push_back({n.x, n.y, n.log2 - 1});
+          continue;
+        }
+        leaves.push_back(n);
+      }
+      for (const Node& n : leaves) {
+        if (rand_int(rng, 0, 99) < sh.inter_percent) continue;
+        if (n.log2 == 3 && rng() % 2) {
+          for (int i = 0; i < 4; ++i) add(0, n.x + (i & 1) * 4, n.y + (i >> 1) * 4, 2);
+          add(1, n.x / 2, n.y / 2, 2);
+          add(2, n.x / 2, n.y / 2, 2);
+        } else {
+          add(0, n.x, n.y, n.log2);
+          add(1, n.x / 2, n.y / 2, n.log2 - 1);
+          add(2, n.x / 2, n.y / 2, n.log2 - 1);
+        }
+      }
+    }
+  // final owner of every unit (block index, -1 for samples that are ready from the start)
+  std::vector<int> owner[3];
+  int uw[3], uh[3];
+  for (int c = 0; c < 3; ++c) {
+    const int u = c ? 2 : 4;
+    uw[c] = p.w[c] / u;
+    uh[c] = p.h[c] / u;
+    owner[c].assign(size_t(uw[c]) * uh[c], -1);
+  }
+  for (size_t i = 0; i < p.blocks.size(); ++i) {
+    const HevcIntraBlock& b = p.blocks[i];
+    const int u = b.c_idx ? 2 : 4, n = 1 << b.log2_size;
+    for (int y = b.y / u; y < std::min((b.y + n) / u, uh[b.c_idx]); ++y)
+      for (int x = b.x / u; x < std::min((b.x + n) / u, uw[b.c_idx]); ++x) owner[b.c_idx][size_t(y) * uw[b.c_idx] + x] = int(i);
+  }
+  for (size_t i = 0; i < p.blocks.size(); ++i) {
+    HevcIntraBlock& b = p.blocks[i];
+    const int c = b.c_idx, u = c ? 2 : 4, n = 1 << b.log2_size, units = 2 * n / u;
+    for (int k = 0; k <= 2 * units; ++k) {
+      int x, y;  // a sample of unit k
+      if (k < units) {
+        x = b.x - 1;
+        y = b.y + 2 * n - 1 - k * u;
+      } else if (k == units) {
+        x = b.x - 1;
+        y = b.y - 1;
+      } else {
+        x = b.x + (k - units - 1) * u;
+        y = b.y - 1;
+      }
+      if (x < 0 || y < 0 || x >= p.w[c] || y >= p.h[c]) continue;
+      const int o = owner[c][size_t(y / u) * uw[c] + x / u];
+      if (o >= int(i)) continue;  // written by this or a later block
+      if (rand_int(rng, 0, 99) < sh.avail_percent) b.avail |= uint64_t(1) << k;
+    }
+    if (rand_int(rng, 0, 99) >= sh.cbf_percent) continue;
+    HevcTu tu;
+    tu.x = b.x;
+    tu.y = b.y;
+    tu.c_idx = b.c_idx;
+    tu.log2_size = b.log2_size;
+    tu.qp = uint8_t(rand_int(rng, 0, 51 + 6 * (p.bd[c] - 8)));
+    tu.transquant_bypass = rand_int(rng, 0, 99) < 5;
+    tu.transform_skip = !tu.transquant_bypass && b.log2_size == 2 && rng() % 4 == 0;
+    tu.dst = c == 0 && b.log2_size == 2;
+    tu.coeff_offset = uint32_t(p.levels.size());
+    const int nn = n * n;
+    const bool dense = rng() % 8 == 0;
+    for (int j = 0; j < nn; ++j) {
+      int v = 0;
+      if (dense)
+        v = rand_int(rng, -3000, 3000);
+      else if (rand_int(rng, 0, 99) < 15)
+        v = rand_int(rng, -40, 40);
+      p.levels.push_back(int16_t(v));
+    }
+    b.tu = int32_t(p.tus.size());
+    p.tus.push_back(tu);
+  }
+  return p;
+}
+
+void run_cpu(IntraPicture& p) {
+  gvc::HevcIntraRefs refs;
+  for (const HevcIntraBlock& b : p.blocks) {
+    const HevcPlane pl = p.plane(b.c_idx, p.buf[b.c_idx].data());
+    gvc::hevc_gather_intra_refs(b, pl, refs);
+    gvc::HevcIntraParams prm;
+    prm.log2_size = b.log2_size;
+    prm.c_idx = b.c_idx;
+    prm.mode = b.mode;
+    prm.bit_depth = p.bd[b.c_idx];
+    prm.strong_intra_smoothing = p.strong;
+    gvc::hevc_intra_predict(refs, prm, pl, b.x, b.y);
+    if (b.tu >= 0) gvc::HevcResidual::run_one(p.tus[size_t(b.tu)], p.levels.data(), pl, prm.bit_depth);
+  }
+}
+
+struct GpuIntra {
+  DeviceBuffer planes[3], levels, residuals;
+  gvc::cuda::HevcResidualCore itx;
+  gvc::cuda::HevcIntraCore intra;
+  gvc::cuda::Stream stream;
+};
+
+// Uploads p, runs residuals then intra on the GPU, downloads into p. Returns the status.
+gvc::Status run_gpu(GpuIntra& g, IntraPicture& p, bool copy) {
+  if (!g.stream.get()) GVC_TRY(g.stream.create());
+  const cudaStream_t s = g.stream.get();
+  HevcPlane dev[3];
+  for (int c = 0; c < 3; ++c) {
+    const size_t bytes = p.buf[c].size() * sizeof(uint16_t);
+    GVC_TRY(g.planes[c].reserve(bytes));
+    if (copy) GVC_CUDA_TRY(cudaMemcpyAsync(g.planes[c].get(), p.buf[c].data(), bytes, cudaMemcpyHostToDevice, s));
+    dev[c] = p.plane(c, g.planes[c].get<uint16_t>());
+  }
+  const size_t lbytes = std::max<size_t>(p.levels.size(), 1) * sizeof(int16_t);
+  GVC_TRY(g.levels.reserve(lbytes));
+  GVC_TRY(g.residuals.reserve(lbytes));
+  if (copy && !p.levels.empty())
+    GVC_CUDA_TRY(cudaMemcpyAsync(g.levels.get(), p.levels.data(), p.levels.size() * sizeof(int16_t),
+                                 cudaMemcpyHostToDevice, s));
+  GVC_TRY(g.itx.run_to_residuals(p.tus, g.levels.get<int16_t>(), p.levels.size(), {}, dev, p.bd[0], p.bd[1],
+                                 g.residuals.get<int16_t>(), s));
+  GVC_TRY(g.intra.run(p.blocks, p.tus, g.residuals.get<int16_t>(), dev, p.bd[0], p.bd[1], p.strong, s));
+  if (copy)
+    for (int c = 0; c < 3; ++c)
+      GVC_CUDA_TRY(cudaMemcpyAsync(p.buf[c].data(), g.planes[c].get(), p.buf[c].size() * sizeof(uint16_t),
+                                   cudaMemcpyDeviceToHost, s));
+  return g.stream.synchronize("intra check");
+}
+
+void expect_same(const IntraPicture& cpu, const IntraPicture& gpu) {
+  for (int c = 0; c < 3; ++c)
+    for (int y = 0; y < cpu.h[c]; ++y)
+      for (int x = 0; x < cpu.stride[c]; ++x) {
+        const size_t i = size_t(y) * cpu.stride[c] + x;
+        if (cpu.buf[c][i] == gpu.buf[c][i]) continue;
+        // name the block that covers the sample
+        std::string where = x >= cpu.w[c] ? "the poisoned tail" : "no block";
+        for (size_t b = 0; b < cpu.blocks.size(); ++b) {
+          const HevcIntraBlock& k = cpu.blocks[b];
+          const int n = 1 << k.log2_size;
+          if (k.c_idx == c && x >= k.x && x < k.x + n && y >= k.y && y < k.y + n)
+            where = "block " + std::to_string(b) + " (" + std::to_string(n) + "x" + std::to_string(n) + " mode " +
+                    std::to_string(k.mode) + " avail " + std::to_string(k.avail) + " tu " + std::to_string(k.tu) + ")";
+        }
+        FAIL() << "plane " << c << " sample (" << x << "," << y << "): cpu " << cpu.buf[c][i] << " gpu "
+               << gpu.buf[c][i] << " in " << where;
+      }
+}
+
+struct IntraCase {
+  const char* name;
+  Shape shape;
+};
+void PrintTo(const IntraCase& c, std::ostream* os) { *os << c.name; }
+
+class HevcIntraCheck : public ::testing::TestWithParam<IntraCase> {};
+
+TEST_P(HevcIntraCheck, MatchesCpu) {
+  if (!cuda_backend()) GTEST_SKIP() << "no CUDA device: " << no_cuda_reason();
+  std::mt19937_64 rng = rng_for(std::string("HevcIntraCheck.") + GetParam().name);
+  GpuIntra g;
+  for (int round = 0; round < 3; ++round) {
+    IntraPicture cpu = make_intra_picture(GetParam().shape, rng);
+    IntraPicture gpu = cpu;
+    run_cpu(cpu);
+    CHECK_OK(run_gpu(g, gpu, true));
+    expect_same(cpu, gpu);
+    if (HasFailure()) break;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Pictures, HevcIntraCheck,
+    ::testing::Values(IntraCase{"all_intra_8bit", {424, 240, 8, 8, 0, 60, 95, false}},
+                      IntraCase{"all_intra_strong_8bit", {424, 240, 8, 8, 0, 60, 100, true}},
+                      IntraCase{"mixed_10bit", {416, 248, 10, 10, 30, 60, 90, true}},
+                      IntraCase{"few_refs_12bit", {200, 136, 12, 10, 20, 80, 40, false}},
+                      IntraCase{"no_residual_1080p", {1920, 1080, 8, 8, 10, 0, 100, true}},
+                      IntraCase{"residual_1080p_10bit", {1920, 1080, 10, 10, 40, 90, 97, true}}),
+    [](const auto& info) { return std::string(info.param.name); });
+
+TEST(HevcIntra, RejectsBadBlocks) {
+  if (!cuda_backend()) GTEST_SKIP() << "no CUDA device: " << no_cuda_reason();
+  std::mt19937_64 rng = rng_for("HevcIntra.RejectsBadBlocks");
+  IntraPicture p = make_intra_picture({64, 64, 8, 8, 0, 50, 100, false}, rng);
+  GpuIntra g;
+  auto expect_refused = [&](IntraPicture q, const char* what) {
+    const gvc::Status st = run_gpu(g, q, true);
+    EXPECT_FALSE(st.ok()) << what;
+  };
+  IntraPicture q = p;
+  q.blocks[0].mode = 35;
+  expect_refused(q, "mode 35");
+  q = p;
+  q.blocks[0].log2_size = 6;
+  expect_refused(q, "64x64 block");
+  q = p;
+  q.blocks[0].x = 64;
+  expect_refused(q, "outside the plane");
+  q = p;
+  q.blocks[0].avail = ~uint64_t(0);
+  expect_refused(q, "availability beyond the reference samples");
+  q = p;
+  q.bd[0] = 13;
+  expect_refused(q, "13-bit");
+  // the unchanged picture still goes through
+  IntraPicture cpu = p;
+  run_cpu(cpu);
+  CHECK_OK(run_gpu(g, p, true));
+  expect_same(cpu, p);
+}
+
+TEST(HevcIntraBench, Picture1080p) {
+  if (!bench_mode()) GTEST_SKIP() << "benchmark: run with --bench";
+  if (!cuda_backend()) GTEST_SKIP() << "no CUDA device: " << no_cuda_reason();
+  std::mt19937_64 rng = rng_for("HevcIntraBench");
+  for (int inter : {0, 80}) {
+    IntraPicture p = make_intra_picture({1920, 1088, 8, 8, inter, 50, 95, true}, rng);
+    GpuIntra g;
+    IntraPicture work = p;
+    CHECK_OK(run_gpu(g, work, true));
+    cudaEvent_t a, b;
+    CHECK_CUDA(cudaEventCreate(&a));
+    CHECK_CUDA(cudaEventCreate(&b));
+    std::vector<float> ms;
+    for (int i = 0; i < 15; ++i) {
+      CHECK_CUDA(cudaEventRecord(a, g.stream.get()));
+      CHECK_OK(run_gpu(g, work, false));
+      CHECK_CUDA(cudaEventRecord(b, g.stream.get()));
+      CHECK_CUDA(cudaEventSynchronize(b));
+      float t = 0;
+      CHECK_CUDA(cudaEventElapsedTime(&t, a, b));
+      ms.push_back(t);
+    }
+    std::sort(ms.begin(), ms.end());
+    IntraPicture cpu = p;
+    const auto t0 = std::chrono::steady_clock::now();
+    run_cpu(cpu);
+    const double cpu_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    std::printf("HEVC intra 1920x1088, %d%% inter CUs, %zu blocks, %zu residuals: GPU %.3f ms (median of %zu, "
+                "residuals + intra incl. host preparation), CPU %.2f ms, %.1fx\n",
+                inter, p.blocks.size(), p.tus.size(), ms[ms.size() / 2], ms.size(), cpu_ms, cpu_ms / ms[ms.size() / 2]);
+    cudaEventDestroy(a);
+    cudaEventDestroy(b);
+  }
+}
+
+// Whole streams: every .265 file of $GVC_HEVC_STREAMS decoded with the CPU reconstruction and
+// with the CUDA one (gvc::cuda::HevcCudaReconstructor), frame by frame identical.
+TEST(HevcReconStreams, CudaMatchesCpuFrameByFrame) {
+  if (!cuda_backend()) GTEST_SKIP() << "no CUDA device: " << no_cuda_reason();
+  const char* dir = std::getenv("GVC_HEVC_STREAMS");
+  if (!dir || !*dir) GTEST_SKIP() << "GVC_HEVC_STREAMS (a folder of .265 files) not set";
+  std::vector<std::string> files;
+  if (DIR* d = opendir(dir)) {
+    while (dirent* e = readdir(d)) {
+      const std::string n = e->d_name;
+      if (n.size() > 4 && n.substr(n.size() - 4) == ".265") files.push_back(std::string(dir) + "/" + n);
+    }
+    closedir(d);
+  }
+  std::sort(files.begin(), files.end());
+  ASSERT_FALSE(files.empty()) << "no .265 files in " << dir;
+  gvc::cuda::HevcCudaReconstructor recon(0);
+  double cpu_s = 0, gpu_s = 0;
+  int n_frames = 0;
+  for (const std::string& f : files) {
+    std::ifstream in(f, std::ios::binary);
+    const std::vector<uint8_t> data((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    auto decode = [&](gvc::hevc::Reconstructor* r, double& secs) {
+      std::vector<gvc::hevc::DecodedFrame> out;
+      gvc::hevc::Decoder dec;
+      dec.set_reconstructor(r);
+      const auto t0 = std::chrono::steady_clock::now();
+      const bool ok = dec.decode(data.data(), data.size());
+      dec.flush();
+      gvc::hevc::DecodedFrame fr;
+      while (dec.take_frame(fr)) out.push_back(std::move(fr));
+      secs += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      EXPECT_TRUE(ok) << f << ": " << dec.error();
+      return out;
+    };
+    const auto cpu = decode(nullptr, cpu_s);
+    const auto gpu = decode(&recon, gpu_s);
+    ASSERT_EQ(cpu.size(), gpu.size()) << f;
+    EXPECT_FALSE(cpu.empty()) << f;
+    for (size_t i = 0; i < cpu.size(); ++i)
+      for (int c = 0; c < 3; ++c)
+        ASSERT_TRUE(cpu[i].planes[c] == gpu[i].planes[c]) << f << ": frame " << i << " plane " << c << " differs";
+    n_frames += int(cpu.size());
+  }
+  std::printf("HEVC streams through the CUDA reconstruction: %zu streams, %d frames identical to the CPU "
+              "(CPU decoder %.2f s, with CUDA reconstruction %.2f s incl. uploads)\n",
+              files.size(), n_frames, cpu_s, gpu_s);
+}
+
+}  // namespace
+}  // namespace checkgpu
