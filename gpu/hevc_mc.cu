@@ -4,9 +4,6 @@
 #include <algorithm>
 #include <cstring>
 #include <string>
-#include <chrono>
-#include <cstdio>
-#include <cstdlib>
 
 namespace gvc {
 namespace cuda {
@@ -18,13 +15,22 @@ using PackedPb = HevcMcCore::PackedPb;
 constexpr int kTile = 8;  // a warp predicts kTile x kTile samples of one component of one PB
 constexpr int kWarps = 8;
 constexpr int kThreads = kWarps * 32;
-constexpr int kMaxPbSize = 64;  // kMaxPbSize / kTile = 8 tiles a side: 3 bits each in a unit
-constexpr int kMaxRefs = 256;   // HevcMcPb::ref has 8 bits
-constexpr int kMaxPbs = 1 << 24;
+constexpr int kMaxPbSize = 64;
+constexpr int kMaxRefs = 256;  // HevcMcPb::ref has 8 bits
 
-// A work unit, one per warp: packed PB index << 8 | c_idx << 6 | tile column << 3 | tile row.
-constexpr uint32_t make_unit(int pb, int c, int tx, int ty) {
-  return uint32_t(pb) << 8 | uint32_t(c) << 6 | uint32_t(tx) << 3 | uint32_t(ty);
+// The tiles of a PB, one warp each: its luma tiles, then its Cb tiles, then its Cr tiles, each
+// component's row by row. A component has `nx` x `ny` tiles: as far as the PB reaches and as
+// far as the plane (plane_w x plane_h) reaches, none where the PB starts outside the plane.
+struct TileGrid {
+  int nx, ny;
+};
+
+__host__ __device__ inline TileGrid tile_grid(int x, int y, int w, int h, int c, int plane_w, int plane_h) {
+  const int sh = c ? 1 : 0;
+  x >>= sh, y >>= sh, w >>= sh, h >>= sh;
+  if (w <= 0 || h <= 0 || x >= plane_w || y >= plane_h) return {0, 0};
+  const int cw = w < plane_w - x ? w : plane_w - x, ch = h < plane_h - y ? h : plane_h - y;
+  return {(cw + kTile - 1) / kTile, (ch + kTile - 1) / kTile};
 }
 
 // Table 8-11 fL[xFrac][i] (taps at xInt + i - 3) and Table 8-12 fC[xFrac][i] (taps at xInt + i
@@ -55,11 +61,14 @@ struct Scratch {
   int32_t tmp[kWinRows * kTile];       // horizontal pass of the 2D case, row r at r * kTile
 };
 
+// The PB list as the kernel finds its way in it: tile (warp) t of the grid belongs to the PB p
+// with first_tile[p] <= t < first_tile[p + 1], where p >= block_pb[t / kWarps].
 struct Batch {
   const HevcPlane* refs;  // device memory: reference i's plane c at refs[i * 3 + c]
   const PackedPb* pbs;
-  const uint32_t* units;
-  int n_units;
+  const uint32_t* first_tile;  // n_pbs + 1 entries, the last one n_tiles
+  const uint32_t* block_pb;    // the PB of the first tile of each block
+  int n_tiles;
   HevcPlane dst[3];  // device memory
   int bit_depth_y, bit_depth_c;
 };
@@ -210,15 +219,29 @@ __device__ __forceinline__ void predict_tile(const Batch& b, const PackedPb& pb,
   }
 }
 
-// One warp per unit; nothing synchronises beyond the warp, so a warp without a unit leaves.
+// One warp per tile; nothing synchronises beyond the warp, so a warp without a tile leaves.
 __global__ void __launch_bounds__(kThreads) mc_kernel(const Batch b) {
   __shared__ Scratch scratch[kWarps];
   const int warp = int(threadIdx.x) / 32, lane = int(threadIdx.x) % 32;
-  const int unit = int(blockIdx.x) * kWarps + warp;
-  if (unit >= b.n_units) return;
-  const uint32_t u = b.units[unit];
-  const PackedPb& pb = b.pbs[u >> 8];
-  const int c = (u >> 6) & 3, tx = (u >> 3) & 7, ty = u & 7;
+  const int tile = int(blockIdx.x) * kWarps + warp;
+  if (tile >= b.n_tiles) return;
+  // At most kWarps - 1 steps: every PB in the list has a tile.
+  int p = int(b.block_pb[blockIdx.x]);
+  while (int(b.first_tile[p + 1]) <= tile) ++p;
+  const PackedPb& pb = b.pbs[p];
+  int j = tile - int(b.first_tile[p]), c = 0;
+  TileGrid g = tile_grid(pb.x, pb.y, pb.w, pb.h, 0, b.dst[0].width, b.dst[0].height);
+  if (j >= g.nx * g.ny) {
+    j -= g.nx * g.ny;
+    c = 1;
+    g = tile_grid(pb.x, pb.y, pb.w, pb.h, 1, b.dst[1].width, b.dst[1].height);
+    if (j >= g.nx * g.ny) {
+      j -= g.nx * g.ny;
+      c = 2;
+      g = tile_grid(pb.x, pb.y, pb.w, pb.h, 2, b.dst[2].width, b.dst[2].height);
+    }
+  }
+  const int tx = j % g.nx, ty = j / g.nx;
   if (c == 0)
     predict_tile<true>(b, pb, 0, tx, ty, lane, scratch[warp]);
   else
@@ -229,15 +252,13 @@ bool plane_ok(const HevcPlane& p) {
   return p.data && p.width > 0 && p.height > 0 && p.width <= 65536 && p.height <= 65536 && p.stride >= p.width;
 }
 
-// Calls fn(c, tx, ty) for each tile of the PB whose top-left sample lies inside its plane.
-template <typename Fn>
-void for_each_tile(const HevcMcPb& pb, const HevcPlane dst[3], Fn&& fn) {
+size_t tile_count(const HevcMcPb& pb, const HevcPlane dst[3]) {
+  size_t n = 0;
   for (int c = 0; c < 3; ++c) {
-    const int sh = c ? 1 : 0;
-    const int x = pb.x >> sh, y = pb.y >> sh, w = pb.w >> sh, h = pb.h >> sh;
-    for (int ty = 0; ty * kTile < h && y + ty * kTile < dst[c].height; ++ty)
-      for (int tx = 0; tx * kTile < w && x + tx * kTile < dst[c].width; ++tx) fn(c, tx, ty);
+    const TileGrid g = tile_grid(pb.x, pb.y, pb.w, pb.h, c, dst[c].width, dst[c].height);
+    n += size_t(g.nx) * size_t(g.ny);
   }
+  return n;
 }
 
 Status bad_pb(int i, const HevcMcPb& pb, const std::string& why) {
@@ -246,30 +267,27 @@ Status bad_pb(int i, const HevcMcPb& pb, const std::string& why) {
                        "): " + why);
 }
 
-// Checks what the CPU reference has no answer for (or would overflow on) in a PB that
-// predicts something.
-Status check_pb(int i, const HevcMcPb& pb, int n_refs, const bool* ref_ok) {
-  if (pb.w < 0 || pb.h < 0 || pb.w > kMaxPbSize || pb.h > kMaxPbSize) return bad_pb(i, pb, "sizes are up to 64x64");
-  if (pb.x < 0 || pb.y < 0) return bad_pb(i, pb, "negative position");
+// What the CPU reference has no answer for (or would overflow on) in a PB that predicts
+// something, or null.
+const char* check_pb(const HevcMcPb& pb, int n_refs, const bool* ref_ok) {
+  if (pb.w < 0 || pb.h < 0 || pb.w > kMaxPbSize || pb.h > kMaxPbSize) return "sizes are up to 64x64";
+  if (pb.x < 0 || pb.y < 0) return "negative position";
   for (int l = 0; l < 2; ++l) {
     if (!pb.pred_flag[l]) continue;
     if (pb.ref[l] >= n_refs || !ref_ok[pb.ref[l]])
-      return bad_pb(i, pb, "reference " + std::to_string(pb.ref[l]) + " of list " + std::to_string(l) +
-                               " is not in the batch or has a missing or malformed plane");
+      return "a reference index beyond n_refs, or to a reference with a missing or malformed plane";
     if (!pb.weighted) continue;
     // 7.4.7.3: LumaWeightLX / ChromaWeightLX are 2^denominator + (-128..127), the offsets
     // -128..127 (high_precision_offsets_enabled_flag 0, as the CPU reference has it).
     for (int c = 0; c < 3; ++c) {
-      if (pb.weight[l][c] < -128 || pb.weight[l][c] > 255)
-        return bad_pb(i, pb, "explicit weight outside -128..255");
-      if (pb.offset[l][c] < -128 || pb.offset[l][c] > 127)
-        return bad_pb(i, pb, "explicit offset outside -128..127");
+      if (pb.weight[l][c] < -128 || pb.weight[l][c] > 255) return "explicit weight outside -128..255";
+      if (pb.offset[l][c] < -128 || pb.offset[l][c] > 127) return "explicit offset outside -128..127";
     }
   }
   if (pb.weighted)
     for (int c = 0; c < 3; ++c)
-      if (pb.log2_wd_base[c] > 7) return bad_pb(i, pb, "weight denominator above 7");
-  return {};
+      if (pb.log2_wd_base[c] > 7) return "weight denominator above 7";
+  return nullptr;
 }
 
 size_t align16(size_t n) { return (n + 15) & ~size_t(15); }
@@ -281,13 +299,10 @@ HevcMcCore::~HevcMcCore() {
 }
 
 Status HevcMcCore::run(const HevcMcBatch& b, const HevcPlane dst[3], cudaStream_t s) {
-  auto T0 = std::chrono::steady_clock::now();
-  auto us = [&] { return std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - T0).count(); };
   if (b.bit_depth_y < 8 || b.bit_depth_y > 12 || b.bit_depth_c < 8 || b.bit_depth_c > 12)
     return Status::error("HEVC inter prediction: bit depths must be 8..12");
   if (b.n_pbs <= 0) return {};
   if (!b.pbs) return Status::error("HEVC inter prediction: no PB list");
-  if (b.n_pbs > kMaxPbs) return Status::error("HEVC inter prediction: more than 2^24 PBs");
   for (int c = 0; c < 3; ++c)
     if (!plane_ok(dst[c]))
       return Status::error("HEVC inter prediction: destination plane " + std::to_string(c) +
@@ -298,45 +313,33 @@ Status HevcMcCore::run(const HevcMcBatch& b, const HevcPlane dst[3], cudaStream_
   for (int i = 0; i < n_refs; ++i)
     ref_ok[i] = plane_ok(b.refs[i][0]) && plane_ok(b.refs[i][1]) && plane_ok(b.refs[i][2]);
 
-  // Validate, and count the PBs that write something and their tiles.
-  size_t n_pbs = 0, n_units = 0;
-  for (int i = 0; i < b.n_pbs; ++i) {
-    const HevcMcPb& pb = b.pbs[i];
-    if (!pb.pred_flag[0] && !pb.pred_flag[1]) continue;  // predicts nothing, as on the CPU
-    GVC_TRY(check_pb(i, pb, n_refs, ref_ok));
-    size_t tiles = 0;
-    for_each_tile(pb, dst, [&](int, int, int) { ++tiles; });
-    if (!tiles) continue;
-    if (pb.x > 65535 || pb.y > 65535) return bad_pb(i, pb, "position beyond 65535");
-    ++n_pbs;
-    n_units += tiles;
-  }
-  if (!n_units) return {};
-  if (n_units > size_t(1) << 30) return Status::error("HEVC inter prediction: more than 2^30 tiles");
-
-  // One upload: the reference planes, the PBs, the units.
+  // The upload: the reference planes, the PBs and first_tile from `staging_` (sized for every PB
+  // of the list), then block_pb from `block_staging_` (sized once the tiles are counted).
   const size_t refs_bytes = size_t(n_refs) * 3 * sizeof(HevcPlane);
   const size_t pbs_at = align16(refs_bytes);
-  const size_t units_at = align16(pbs_at + n_pbs * sizeof(PackedPb));
-  const size_t bytes = units_at + n_units * sizeof(uint32_t);
-  const double t_val = us();
+  const size_t first_at = align16(pbs_at + size_t(b.n_pbs) * sizeof(PackedPb));
   if (!staged_)
     GVC_CUDA_TRY(cudaEventCreateWithFlags(&staged_, cudaEventDisableTiming));
   else
-    GVC_CUDA_TRY(cudaEventSynchronize(staged_));  // the previous upload has left staging_
-  GVC_TRY(staging_.reserve(bytes));
+    GVC_CUDA_TRY(cudaEventSynchronize(staged_));  // the previous upload has left the staging buffers
+  GVC_TRY(staging_.reserve(first_at + (size_t(b.n_pbs) + 1) * sizeof(uint32_t)));
   uint8_t* host = staging_.get<uint8_t>();
   if (refs_bytes) std::memcpy(host, b.refs, refs_bytes);
   PackedPb* packed = reinterpret_cast<PackedPb*>(host + pbs_at);
-  uint32_t* units = reinterpret_cast<uint32_t*>(host + units_at);
+  uint32_t* first_tile = reinterpret_cast<uint32_t*>(host + first_at);
+
+  // Validate and pack the PBs that write something (PBs without a list predict nothing, as on
+  // the CPU); PB k's tiles start at first_tile[k].
   int k = 0;
+  size_t n_tiles = 0;
   for (int i = 0; i < b.n_pbs; ++i) {
     const HevcMcPb& pb = b.pbs[i];
     if (!pb.pred_flag[0] && !pb.pred_flag[1]) continue;
-    const uint32_t* first = units;
-    for_each_tile(pb, dst, [&](int c, int tx, int ty) { *units++ = make_unit(k, c, tx, ty); });
-    if (units == first) continue;
-    PackedPb& p = packed[k++];
+    if (const char* why = check_pb(pb, n_refs, ref_ok)) return bad_pb(i, pb, why);
+    const size_t tiles = tile_count(pb, dst);
+    if (!tiles) continue;
+    if (pb.x > 65535 || pb.y > 65535) return bad_pb(i, pb, "position beyond 65535");
+    PackedPb& p = packed[k];
     p = PackedPb{};
     p.x = uint16_t(pb.x);
     p.y = uint16_t(pb.y);
@@ -351,30 +354,43 @@ Status HevcMcCore::run(const HevcMcBatch& b, const HevcPlane dst[3], cudaStream_
       if (!pb.weighted) continue;
       for (int c = 0; c < 3; ++c) {
         p.weight[l][c] = pb.weight[l][c];
-        p.offset[l][c] = pb.offset[l][c];
+        p.offset[l][c] = int8_t(pb.offset[l][c]);
       }
     }
     if (pb.weighted)
       for (int c = 0; c < 3; ++c) p.log2_wd_base[c] = pb.log2_wd_base[c];
+    first_tile[k++] = uint32_t(n_tiles);
+    n_tiles += tiles;
+    if (n_tiles > size_t(1) << 30) return Status::error("HEVC inter prediction: more than 2^30 tiles");
   }
+  if (!n_tiles) return {};
+  first_tile[k] = uint32_t(n_tiles);
 
-  const double t_pack = us();
-  GVC_TRY(dev_.reserve(bytes));
-  GVC_CUDA_TRY(cudaMemcpyAsync(dev_.get(), host, bytes, cudaMemcpyHostToDevice, s));
+  const uint32_t n_blocks = uint32_t((n_tiles + kWarps - 1) / kWarps);
+  GVC_TRY(block_staging_.reserve(n_blocks * sizeof(uint32_t)));
+  uint32_t* block_pb = block_staging_.get<uint32_t>();
+  for (uint32_t blk = 0, q = 0; blk < n_blocks; ++blk) {
+    while (first_tile[q + 1] <= blk * kWarps) ++q;
+    block_pb[blk] = q;
+  }
+  const size_t head_bytes = first_at + (size_t(k) + 1) * sizeof(uint32_t);
+  const size_t block_at = align16(head_bytes);
+  GVC_TRY(dev_.reserve(block_at + n_blocks * sizeof(uint32_t)));
+  uint8_t* base = dev_.get<uint8_t>();
+  GVC_CUDA_TRY(cudaMemcpyAsync(base, host, head_bytes, cudaMemcpyHostToDevice, s));
+  GVC_CUDA_TRY(cudaMemcpyAsync(base + block_at, block_pb, n_blocks * sizeof(uint32_t), cudaMemcpyHostToDevice, s));
   GVC_CUDA_TRY(cudaEventRecord(staged_, s));
   Batch batch{};
-  uint8_t* base = dev_.get<uint8_t>();
   batch.refs = reinterpret_cast<const HevcPlane*>(base);
   batch.pbs = reinterpret_cast<const PackedPb*>(base + pbs_at);
-  batch.units = reinterpret_cast<const uint32_t*>(base + units_at);
-  batch.n_units = int(n_units);
+  batch.first_tile = reinterpret_cast<const uint32_t*>(base + first_at);
+  batch.block_pb = reinterpret_cast<const uint32_t*>(base + block_at);
+  batch.n_tiles = int(n_tiles);
   for (int c = 0; c < 3; ++c) batch.dst[c] = dst[c];
   batch.bit_depth_y = b.bit_depth_y;
   batch.bit_depth_c = b.bit_depth_c;
-  const unsigned blocks = unsigned((n_units + kWarps - 1) / kWarps);
-  mc_kernel<<<blocks, kThreads, 0, s>>>(batch);
+  mc_kernel<<<n_blocks, kThreads, 0, s>>>(batch);
   GVC_CUDA_TRY(cudaGetLastError());
-  if (std::getenv("GVC_MC_TIMING")) std::fprintf(stderr, "mc timing: validate %.1f pack %.1f launched %.1f us, %zu bytes\n", t_val, t_pack, us(), bytes);
   return {};
 }
 

@@ -35,7 +35,7 @@ class HevcMcCore {
   // 7.4.7.3's ranges (denominators 0..7, weights -128..255, offsets -128..127).
   // Returns when the work is queued: `dst` is complete once `s` is synchronised. Successive
   // calls on one core must use one stream (they reuse its buffers); a call first waits until
-  // the upload of the previous call has left the pinned staging buffer.
+  // the upload of the previous call has left the pinned staging buffers.
   Status run(const HevcMcBatch& b, const HevcPlane dst[3], cudaStream_t s);
 
   // A PB as the kernel reads it.
@@ -46,14 +46,15 @@ class HevcMcCore {
     uint8_t ref[2];
     uint8_t log2_wd_base[3];
     int16_t mv[2][2];
-    int16_t weight[2][3];
-    int16_t offset[2][3];
+    int16_t weight[2][3];  // explicit weighting only (else 0), as the offsets
+    int8_t offset[2][3];
   };
 
  private:
-  PinnedBuffer staging_;  // reference planes, PBs and work units, uploaded in one copy
-  DeviceBuffer dev_;      // the same on the device
-  cudaEvent_t staged_ = nullptr;  // recorded after the upload from `staging_`
+  PinnedBuffer staging_;        // reference planes, PBs and where their tiles start
+  PinnedBuffer block_staging_;  // the PB of each block's first tile
+  DeviceBuffer dev_;            // both on the device
+  cudaEvent_t staged_ = nullptr;  // recorded after the uploads from both
 };
 
 }  // namespace cuda

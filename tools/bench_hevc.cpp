@@ -1,6 +1,8 @@
-// bench_hevc.cpp: decoding speed of the HEVC engine (common/hevcdec, CPU): one Annex B file, the median of several runs
+// bench_hevc.cpp: decoding speed of the HEVC engine (common/hevcdec), reconstruction on the CPU or the GPU: one Annex B file, the median of several runs
 //
-// Usage: bench-hevc STREAM.hevc [RUNS]
+// Usage: bench-hevc [--cuda] STREAM.hevc [RUNS]
+// --cuda runs the reconstruction and loop filters on the GPU (gvc::cuda::HevcCudaReconstructor,
+// CUDA builds only); parsing stays on the CPU, and every picture is still downloaded.
 // Each run decodes the whole file with a fresh gvc::hevc::Decoder, access unit by access unit
 // with end_access_unit() as cudahevcdec does, and takes every picture (cropped, 16-bit
 // planes), so the time covers parsing, reconstruction, loop filters and output; reading the
@@ -14,9 +16,17 @@
 #include <cstdlib>
 #include <fstream>
 #include <iterator>
+#include <string>
 #include <vector>
 
 #include "common/hevcdec/decoder.h"
+#include "gvc-config.h"
+
+#if GVC_HAVE_CUDA
+#include <memory>
+
+#include "gpu/hevc_recon.h"
+#endif
 
 namespace {
 
@@ -49,10 +59,25 @@ double cpu_seconds() {
 }  // namespace
 
 int main(int argc, char** argv) {
+  bool cuda = false;
+  if (argc > 1 && std::string(argv[1]) == "--cuda") {
+    cuda = true;
+    --argc;
+    ++argv;
+  }
   if (argc < 2) {
-    std::fprintf(stderr, "usage: %s STREAM.hevc [RUNS]\n", argv[0]);
+    std::fprintf(stderr, "usage: %s [--cuda] STREAM.hevc [RUNS]\n", argv[0]);
     return 2;
   }
+#if GVC_HAVE_CUDA
+  std::unique_ptr<gvc::cuda::HevcCudaReconstructor> recon;
+  if (cuda) recon.reset(new gvc::cuda::HevcCudaReconstructor(0));
+#else
+  if (cuda) {
+    std::fprintf(stderr, "%s: this build has no CUDA\n", argv[0]);
+    return 2;
+  }
+#endif
   const int runs = argc > 2 ? std::max(1, std::atoi(argv[2])) : 5;
   std::ifstream f(argv[1], std::ios::binary);
   const std::vector<uint8_t> stream((std::istreambuf_iterator<char>(f)), {});
@@ -69,6 +94,9 @@ int main(int argc, char** argv) {
     const auto t0 = std::chrono::steady_clock::now();
     const double c0 = cpu_seconds();
     gvc::hevc::Decoder dec;
+#if GVC_HAVE_CUDA
+    dec.set_reconstructor(recon.get());
+#endif
     gvc::hevc::DecodedFrame pic;
     int n = 0;
     for (size_t a = 0; a + 1 < starts.size(); ++a) {
@@ -77,6 +105,10 @@ int main(int argc, char** argv) {
         return 1;
       }
       dec.end_access_unit();
+      if (!dec.reconstructor_error().empty()) {
+        std::fprintf(stderr, "%s: %s\n", argv[0], dec.reconstructor_error().c_str());
+        return 1;
+      }
       while (dec.take_frame(pic)) ++n;
     }
     dec.flush();

@@ -2,7 +2,8 @@
 # tools/gpu-host-test.sh: on a GPU host: unpack GStreamer, build, run every test and the benchmarks
 #
 # Run from the repository root on the device machine, with .gpuhost (shared/GPU-HOST.md) and
-# .content (the raw real-content file, made by `tools/gpu-host-test.sh --make-content` here)
+# .content (the raw real-content file and the HEVC matrix streams, made by
+# `tools/gpu-host-test.sh --make-content` here)
 # carried. Logs go to $OUT (or /tmp/gvc-out). Environment:
 #   SUITES="checkgpu"   run only these meson test suites (default: all)
 #   BENCH=0             skip the benchmarks        ARCHS=90   CUDA archs to build
@@ -16,9 +17,15 @@ if [ "${1:-}" = --make-content ]; then  # on the development machine (needs ffmp
   mkdir -p .content
   grep -qx '/.content/' .git/info/exclude 2>/dev/null || echo '/.content/' >> .git/info/exclude
   ffmpeg -v error -y -i /usr/share/backgrounds/mate/abstract/Elephants_5640x3172.jpg \
-    -vf crop=4096:2304:772:434,format=gray -f rawvideo "$content"
+    -vf crop=4096:2304:772:434,format=gray -f rawvideo "$content" || exit 1
+  # the HEVC conformance matrix's streams, for checkgpu's HevcReconStreams (a build in
+  # ${GVC_BUILD_DIR:-build} with the decoder tests is needed)
+  mkdir -p .content/hevc
+  GVC_HEVC_SAVE_DIR=$root/.content/hevc GVC_TEST_CLIP=/usr/share/doc/opencv-doc/examples/data/vtest.avi \
+    "${GVC_BUILD_DIR:-build}/tests/hevc/hevc_decode_test" --gtest_filter='*MatchesFfmpeg*' > /dev/null
   exit $?
 fi
+[ -d "$root/.content/hevc" ] && export GVC_HEVC_STREAMS=$root/.content/hevc
 
 out=${OUT:-/tmp/gvc-out}
 mkdir -p "$out"

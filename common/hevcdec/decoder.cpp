@@ -50,6 +50,7 @@ struct Decoder::Impl {
   Reconstructor* reconstructor = nullptr;
   std::string recon_error;  // a failure of `reconstructor`, for the next decode()
   bool reconstructor_failed = false;  // then the CPU reconstructs the rest of the stream
+  std::string reconstructor_error;    // what made it fail, kept
   SegmentCarry carry;
   Picture* cur = nullptr;
   const GstH265SPS* cur_sps = nullptr;
@@ -71,9 +72,10 @@ struct Decoder::Impl {
     if (!cur) return;
     cur->ctb_slice = fs.ctb_slice;
     std::string err;
-    if (reconstructor && !reconstructor->run(pp, fs, recon, *cur, err)) {
+    if (reconstructor && !reconstructor_failed && !reconstructor->run(pp, fs, recon, *cur, err)) {
       recon_error = "picture reconstruction failed: " + err;
       reconstructor_failed = true;
+      reconstructor_error = recon_error;
     }
     if (!reconstructor || reconstructor_failed) {
       reconstruct_picture(pp, recon, *cur);
@@ -334,8 +336,11 @@ bool Decoder::decode(const uint8_t* data, size_t size) {
 void Decoder::set_reconstructor(Reconstructor* r) {
   impl_->reconstructor = r;
   impl_->reconstructor_failed = false;
+  impl_->reconstructor_error.clear();
   if (r) r->forget_pictures();
 }
+
+const std::string& Decoder::reconstructor_error() const { return impl_->reconstructor_error; }
 
 void Decoder::end_access_unit() { impl_->finish_picture(); }
 

@@ -48,6 +48,8 @@ class Decoder {
   // that picture and all later ones are reconstructed on the CPU instead, so no picture is
   // lost (the pictures `r` keeps as references may be gone with its device).
   void set_reconstructor(Reconstructor* r);
+  // Why the reconstructor failed (empty while it has not), for callers that must stop then.
+  const std::string& reconstructor_error() const;
 
  private:
   struct Impl;

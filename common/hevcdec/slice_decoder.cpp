@@ -250,17 +250,21 @@ bool SliceDecoder::run(const uint8_t* rbsp, size_t size, size_t data_offset) {
       ++tile_col;
     const bool row_start = (x_ctb_ >> pp_.log2_ctb_size) == pp_.col_bd[tile_col];
     fs_.ctb_slice[ctb_addr_rs_] = static_cast<int16_t>(in_.slice_idx);
-    // 9.3.1: context initialisation at a tile start, WPP synchronisation at a CTB row start.
-    if (!first && tile_start) {
+    // 9.3.1: context initialisation at a tile start, WPP synchronisation at a CTB row start. A
+    // tile start comes before TableStateIdxDs: a dependent slice segment starting a tile
+    // starts from initialised contexts, and with qPY_PREV = SliceQpY (8.6.1).
+    if (tile_start && (!first || dependent)) {
       init_contexts();
       qp_y_prev_ = slice_qp_y_;
     }
     if (pps_.entropy_coding_sync_enabled_flag && row_start) {
       const int xt = x_ctb_ + pp_.ctb_size, yt = y_ctb_ - pp_.ctb_size;
       const bool avail_t = available(x_ctb_, y_ctb_, xt, yt);
+      // without the CTB above right the contexts are initialised, also at the start of a
+      // dependent slice segment: with WPP, TableStateIdxDs serves segments starting mid-row
       if (avail_t)
         rd_.ctx = in_.carry->wpp;
-      else if (!first || !dependent)
+      else
         init_contexts();
       qp_y_prev_ = slice_qp_y_;
     }

@@ -1,4 +1,4 @@
-// gvccudahevcdec.cpp: the cudahevcdec element: HEVC Main and Main10 decoder (CPU engine for now)
+// gvccudahevcdec.cpp: the cudahevcdec element: HEVC Main and Main10 decoder, reconstruction on the GPU or the CPU
 /**
  * SECTION:element-cudahevcdec
  * @title: cudahevcdec
@@ -9,8 +9,13 @@
  * finished as soon as the buffer is decoded, and a stream without reordering
  * gets every picture out before the next buffer arrives. Parameter sets come
  * in-band (byte-stream, hev1) or from the hvcC codec_data (hvc1, hev1). The
- * engine (common/hevcdec) runs on the CPU; its CUDA stages come later, so
- * backend=cuda refuses to start.
+ * engine (common/hevcdec) parses on the CPU; with backend=cuda, or auto where
+ * a CUDA device is found, the sample reconstruction (inter and intra
+ * prediction, inverse transforms) and the loop filters run on the GPU, with
+ * the reference pictures kept there, in the CUDA context the pipeline shares
+ * (nvcodec elements included). The pictures still leave in system memory.
+ * A GPU failure mid-stream is an error with backend=cuda; with auto the
+ * decoder warns and goes on on the CPU, losing no picture.
  *
  * Corrupted input goes through GstVideoDecoder's max-errors policy: a warning
  * per error (an error once max-errors is exceeded), the damaged picture is
@@ -38,8 +43,17 @@
 #include <vector>
 
 #include "common/hevcdec/decoder.h"
+#include "common/hevcdec/recon.h"
 #include "gst/cudahevcdec/aumap.h"
 #include "gst/backendsel.h"
+
+#if GVC_CUDAMV_CUDA
+#include <gst/cuda/gstcudacontext.h>
+#include <gst/cuda/gstcudautils.h>
+
+#include "gpu/hevc_recon.h"
+#include "gst/cudactx.h"
+#endif
 
 GST_DEBUG_CATEGORY_STATIC (gvc_cuda_hevc_dec_debug);
 #define GST_CAT_DEFAULT gvc_cuda_hevc_dec_debug
@@ -47,10 +61,12 @@ GST_DEBUG_CATEGORY_STATIC (gvc_cuda_hevc_dec_debug);
 enum {
   PROP_0,
   PROP_BACKEND,
+  PROP_CUDA_DEVICE_ID,
   PROP_ACTIVE_BACKEND,
 };
 
 #define DEFAULT_BACKEND GVC_BACKEND_AUTO
+#define DEFAULT_CUDA_DEVICE_ID -1
 
 static GstStaticPadTemplate sink_template = GST_STATIC_PAD_TEMPLATE ("sink",
     GST_PAD_SINK, GST_PAD_ALWAYS,
@@ -66,6 +82,8 @@ static GstStaticPadTemplate src_template = GST_STATIC_PAD_TEMPLATE ("src",
 
 /* Decoding state, created in start () and destroyed in stop (). */
 struct GvcHevcDecState {
+  /* declared first, destroyed last: the engine points at it */
+  std::unique_ptr<gvc::hevc::Reconstructor> recon;  /* the GPU's, or null: the CPU */
   std::unique_ptr<gvc::hevc::Decoder> engine;
   gvc::hevcdec::AuTracker tracker;
   gvc::hevcdec::FrameQueue queue;
@@ -83,10 +101,22 @@ struct _GvcCudaHevcDec {
   GstVideoCodecState *input_state;
   GvcHevcDecState *state;
 
+  /* the pipeline's CUDA context (a GstCudaContext) while the GPU is used */
+  GstObject *context;
+
   /* properties */
   GvcBackendChoice backend;
+  gint cuda_device_id;
   gchar *active_backend;
 };
+
+/* Makes the element's CUDA context current for a scope (nothing without one). */
+#if GVC_CUDAMV_CUDA
+#define GVC_HEVC_DEC_CONTEXT_SCOPE(self) \
+  GvcCudaContextGuard context_guard_ (reinterpret_cast < GstCudaContext * >((self)->context))
+#else
+#define GVC_HEVC_DEC_CONTEXT_SCOPE(self) (void) (self)
+#endif
 
 #define gvc_cuda_hevc_dec_parent_class parent_class
 G_DEFINE_TYPE (GvcCudaHevcDec, gvc_cuda_hevc_dec, GST_TYPE_VIDEO_DECODER);
@@ -113,6 +143,11 @@ gvc_cuda_hevc_dec_set_property (GObject * object, guint prop_id,
     case PROP_BACKEND:
       self->backend = (GvcBackendChoice) g_value_get_enum (value);
       break;
+    case PROP_CUDA_DEVICE_ID:
+      GST_OBJECT_LOCK (self);
+      self->cuda_device_id = g_value_get_int (value);
+      GST_OBJECT_UNLOCK (self);
+      break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
       break;
@@ -128,6 +163,11 @@ gvc_cuda_hevc_dec_get_property (GObject * object, guint prop_id,
   switch (prop_id) {
     case PROP_BACKEND:
       g_value_set_enum (value, self->backend);
+      break;
+    case PROP_CUDA_DEVICE_ID:
+      GST_OBJECT_LOCK (self);
+      g_value_set_int (value, self->cuda_device_id);
+      GST_OBJECT_UNLOCK (self);
       break;
     case PROP_ACTIVE_BACKEND:
       GST_OBJECT_LOCK (self);
@@ -157,7 +197,9 @@ gvc_cuda_hevc_dec_reset_engine (GvcCudaHevcDec * self)
 {
   GvcHevcDecState *s = self->state;
 
+  GVC_HEVC_DEC_CONTEXT_SCOPE (self);
   s->engine.reset (new gvc::hevc::Decoder ());
+  s->engine->set_reconstructor (s->recon.get ());
   s->tracker.restart ();
   std::vector < uint8_t > ps = s->tracker.parameter_sets ();
   if (!ps.empty () && !s->engine->decode (ps.data (), ps.size ()))
@@ -170,21 +212,88 @@ gvc_cuda_hevc_dec_start (GstVideoDecoder * decoder)
 {
   GvcCudaHevcDec *self = GVC_CUDA_HEVC_DEC (decoder);
 
-  if (self->backend == GVC_BACKEND_CUDA) {
-    GST_ELEMENT_ERROR (self, RESOURCE, SETTINGS,
-        ("cudahevcdec cannot use CUDA (backend=cuda): the CUDA decoder path "
-            "is not built yet."),
-        ("Use backend=auto or backend=cpu: the CPU engine decodes Main and "
-            "Main10."));
+  GvcBackendChoice choice;
+  gint device_id;
+
+  GST_OBJECT_LOCK (self);
+  choice = self->backend;
+  device_id = self->cuda_device_id;
+  GST_OBJECT_UNLOCK (self);
+
+  /* the CUDA device and context as the other elements find them (or the CPU) */
+#if GVC_CUDAMV_CUDA
+  std::unique_ptr<gvc::Backend> backend = gvc_backend_open (GST_ELEMENT (self),
+      choice, device_id, &self->context);
+#else
+  std::unique_ptr<gvc::Backend> backend = gvc_backend_open (GST_ELEMENT (self),
+      choice, device_id, NULL);
+#endif
+  if (!backend)
     return FALSE;
-  }
 
   self->state = new GvcHevcDecState ();
+#if GVC_CUDAMV_CUDA
+  if (g_str_equal (backend->name (), "cuda"))
+    self->state->recon.reset (new gvc::cuda::HevcCudaReconstructor (
+            gvc_cuda_context_device_id (reinterpret_cast <
+                GstCudaContext * >(self->context))));
+#endif
   gvc_cuda_hevc_dec_reset_engine (self);
-  gvc_cuda_hevc_dec_set_active_backend (self, "cpu");
-  GST_INFO_OBJECT (self, "Using the CPU engine");
+  gvc_cuda_hevc_dec_set_active_backend (self, self->state->recon ? "cuda" : "cpu");
+  GST_INFO_OBJECT (self, "Reconstruction on the %s",
+      self->state->recon ? "GPU" : "CPU");
 
   return TRUE;
+}
+
+#if GVC_CUDAMV_CUDA
+static void
+gvc_cuda_hevc_dec_set_context (GstElement * element, GstContext * context)
+{
+  GvcCudaHevcDec *self = GVC_CUDA_HEVC_DEC (element);
+  gint device_id;
+
+  GST_OBJECT_LOCK (self);
+  device_id = self->cuda_device_id;
+  GST_OBJECT_UNLOCK (self);
+
+  gst_cuda_handle_set_context (element, context, device_id,
+      reinterpret_cast < GstCudaContext ** >(&self->context));
+
+  GST_ELEMENT_CLASS (parent_class)->set_context (element, context);
+}
+#endif
+
+/* Answers CUDA context queries from neighbours, so that the pipeline shares one context. */
+static gboolean
+gvc_cuda_hevc_dec_handle_context_query (GvcCudaHevcDec * self, GstQuery * query)
+{
+#if GVC_CUDAMV_CUDA
+  if (GST_QUERY_TYPE (query) == GST_QUERY_CONTEXT &&
+      gst_cuda_handle_context_query (GST_ELEMENT (self), query,
+          reinterpret_cast < GstCudaContext * >(self->context)))
+    return TRUE;
+#else
+  (void) self;
+  (void) query;
+#endif
+  return FALSE;
+}
+
+static gboolean
+gvc_cuda_hevc_dec_sink_query (GstVideoDecoder * decoder, GstQuery * query)
+{
+  if (gvc_cuda_hevc_dec_handle_context_query (GVC_CUDA_HEVC_DEC (decoder), query))
+    return TRUE;
+  return GST_VIDEO_DECODER_CLASS (parent_class)->sink_query (decoder, query);
+}
+
+static gboolean
+gvc_cuda_hevc_dec_src_query (GstVideoDecoder * decoder, GstQuery * query)
+{
+  if (gvc_cuda_hevc_dec_handle_context_query (GVC_CUDA_HEVC_DEC (decoder), query))
+    return TRUE;
+  return GST_VIDEO_DECODER_CLASS (parent_class)->src_query (decoder, query);
 }
 
 static gboolean
@@ -193,8 +302,12 @@ gvc_cuda_hevc_dec_stop (GstVideoDecoder * decoder)
   GvcCudaHevcDec *self = GVC_CUDA_HEVC_DEC (decoder);
 
   g_clear_pointer (&self->input_state, gst_video_codec_state_unref);
-  delete self->state;
-  self->state = NULL;
+  {
+    GVC_HEVC_DEC_CONTEXT_SCOPE (self);  /* device memory is freed with the state */
+    delete self->state;
+    self->state = NULL;
+  }
+  gst_clear_object (&self->context);
   gvc_cuda_hevc_dec_set_active_backend (self, "none");
 
   return TRUE;
@@ -439,6 +552,35 @@ gvc_cuda_hevc_dec_update_latency (GvcCudaHevcDec * self, int max_num_reorder)
   gst_video_decoder_set_latency (GST_VIDEO_DECODER (self), latency, latency);
 }
 
+/* After the engine ran: FALSE (with the error posted) when the GPU failed under
+ * backend=cuda. Under auto the decoder warns once and goes on on the CPU: the engine
+ * has reconstructed the picture there already. */
+static gboolean
+gvc_cuda_hevc_dec_check_gpu (GvcCudaHevcDec * self)
+{
+  GvcHevcDecState *s = self->state;
+
+  if (!s->recon || s->engine->reconstructor_error ().empty ())
+    return TRUE;
+  const std::string why = s->engine->reconstructor_error ();
+  if (self->backend == GVC_BACKEND_CUDA) {
+    GST_ELEMENT_ERROR (self, RESOURCE, FAILED,
+        ("The GPU failed while decoding: %s.", why.c_str ()),
+        ("backend=cuda; backend=auto would go on on the CPU."));
+    return FALSE;
+  }
+  GST_ELEMENT_WARNING (self, RESOURCE, FAILED,
+      ("The GPU failed while decoding (%s): going on on the CPU.", why.c_str ()),
+      (NULL));
+  {
+    GVC_HEVC_DEC_CONTEXT_SCOPE (self);
+    s->engine->set_reconstructor (nullptr);
+    s->recon.reset ();
+  }
+  gvc_cuda_hevc_dec_set_active_backend (self, "cpu");
+  return TRUE;
+}
+
 static GstFlowReturn
 gvc_cuda_hevc_dec_handle_frame (GstVideoDecoder * decoder,
     GstVideoCodecFrame * frame)
@@ -481,10 +623,21 @@ gvc_cuda_hevc_dec_handle_frame (GstVideoDecoder * decoder,
     s->queue.push (p);
   }
 
-  const bool ok = s->engine->decode (s->au.data (), s->au.size ());
-  /* alignment=au: the buffer is the whole access unit, so its picture can be finished
-   * (and output, if the DPB bumps it) now rather than when the next one starts */
-  s->engine->end_access_unit ();
+  bool ok;
+  {
+    GVC_HEVC_DEC_CONTEXT_SCOPE (self);
+    ok = s->engine->decode (s->au.data (), s->au.size ());
+    /* alignment=au: the buffer is the whole access unit, so its picture can be finished
+     * (and output, if the DPB bumps it) now rather than when the next one starts */
+    s->engine->end_access_unit ();
+  }
+  if (!gvc_cuda_hevc_dec_check_gpu (self)) {
+    if (waits)
+      gst_video_codec_frame_unref (frame);
+    else
+      gst_video_decoder_release_frame (decoder, frame);
+    return GST_FLOW_ERROR;
+  }
   if (!ok || !complete) {
     const std::string why = ok ? "a NAL unit length runs past the buffer" :
         s->engine->error ();
@@ -534,7 +687,12 @@ gvc_cuda_hevc_dec_drain (GstVideoDecoder * decoder)
 
   if (!s)
     return GST_FLOW_OK;
-  s->engine->flush ();
+  {
+    GVC_HEVC_DEC_CONTEXT_SCOPE (self);
+    s->engine->flush ();
+  }
+  if (!gvc_cuda_hevc_dec_check_gpu (self))
+    return GST_FLOW_ERROR;
   ret = gvc_cuda_hevc_dec_push_pictures (self);
   s->queue.take_all (stale);
   gvc_cuda_hevc_dec_release (self, stale);
@@ -578,21 +736,28 @@ gvc_cuda_hevc_dec_class_init (GvcCudaHevcDecClass * klass)
 
   g_object_class_install_property (gobject_class, PROP_BACKEND,
       g_param_spec_enum ("backend", "Backend",
-          "Where decoding runs: auto and cpu use the CPU engine; cuda fails "
-          "to start (the CUDA decoder path is not built yet)",
+          "Where the pictures are reconstructed and filtered: cuda on the GPU "
+          "(an error without one), auto on the GPU when there is one, else "
+          "the CPU, cpu on the CPU",
           GVC_TYPE_BACKEND_CHOICE, DEFAULT_BACKEND,
+          (GParamFlags) (G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
+              GST_PARAM_MUTABLE_READY)));
+  g_object_class_install_property (gobject_class, PROP_CUDA_DEVICE_ID,
+      g_param_spec_int ("cuda-device-id", "CUDA device id",
+          "CUDA device to use (-1 = any, or the one the pipeline shares)",
+          -1, G_MAXINT, DEFAULT_CUDA_DEVICE_ID,
           (GParamFlags) (G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
               GST_PARAM_MUTABLE_READY)));
   g_object_class_install_property (gobject_class, PROP_ACTIVE_BACKEND,
       g_param_spec_string ("active-backend", "Active backend",
-          "The backend in use: \"cpu\", or \"none\" when stopped",
+          "The backend in use: \"cuda\", \"cpu\", or \"none\" when stopped",
           "none", (GParamFlags) (G_PARAM_READABLE | G_PARAM_STATIC_STRINGS)));
 
   gst_element_class_add_static_pad_template (element_class, &sink_template);
   gst_element_class_add_static_pad_template (element_class, &src_template);
   gst_element_class_set_static_metadata (element_class,
       "CUDA HEVC decoder", "Codec/Decoder/Video/Hardware",
-      "HEVC Main and Main10 decoder (CPU engine; CUDA stages to come)",
+      "HEVC Main and Main10 decoder, reconstruction and loop filters on the GPU",
       "GPU video coding project");
 
   decoder_class->start = GST_DEBUG_FUNCPTR (gvc_cuda_hevc_dec_start);
@@ -603,6 +768,11 @@ gvc_cuda_hevc_dec_class_init (GvcCudaHevcDecClass * klass)
   decoder_class->drain = GST_DEBUG_FUNCPTR (gvc_cuda_hevc_dec_drain);
   decoder_class->finish = GST_DEBUG_FUNCPTR (gvc_cuda_hevc_dec_finish);
   decoder_class->flush = GST_DEBUG_FUNCPTR (gvc_cuda_hevc_dec_flush);
+  decoder_class->sink_query = GST_DEBUG_FUNCPTR (gvc_cuda_hevc_dec_sink_query);
+  decoder_class->src_query = GST_DEBUG_FUNCPTR (gvc_cuda_hevc_dec_src_query);
+#if GVC_CUDAMV_CUDA
+  element_class->set_context = GST_DEBUG_FUNCPTR (gvc_cuda_hevc_dec_set_context);
+#endif
 
   GST_DEBUG_CATEGORY_INIT (gvc_cuda_hevc_dec_debug, "cudahevcdec", 0,
       "CUDA HEVC decoder");
@@ -614,6 +784,7 @@ gvc_cuda_hevc_dec_init (GvcCudaHevcDec * self)
   GstVideoDecoder *decoder = GST_VIDEO_DECODER (self);
 
   self->backend = DEFAULT_BACKEND;
+  self->cuda_device_id = DEFAULT_CUDA_DEVICE_ID;
   self->active_backend = g_strdup ("none");
   gst_video_decoder_set_packetized (decoder, TRUE);
   gst_video_decoder_set_needs_format (decoder, TRUE);

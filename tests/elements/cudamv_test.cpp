@@ -20,6 +20,8 @@
 #include <gst/cuda/gstcudautils.h>
 #endif
 
+#include "tests/elements/cuda_probe.h"
+
 namespace {
 
 constexpr int kW = 176, kH = 144;  // QCIF: 11 x 9 macroblocks
@@ -157,18 +159,6 @@ GstBuffer* push_pair(GstHarness* h, int dx, int dy, const char* format = "I420")
     gst_buffer_unref(out0);
   }
   return gst_harness_push_and_pull(h, make_frame(format, kOx + dx, kOy + dy, 1));
-}
-
-bool cuda_device_present() {
-#if GVC_TEST_CUDA
-  if (!gst_cuda_load_library()) return false;
-  GstCudaContext* ctx = gst_cuda_context_new(0);
-  if (!ctx) return false;
-  gst_object_unref(ctx);
-  return true;
-#else
-  return false;
-#endif
 }
 
 // The first error message posted on `bus`, or "".

@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <iterator>
 #include <random>
@@ -18,6 +19,8 @@
 #include <string>
 #include <utility>
 #include <vector>
+
+#include "tests/elements/cuda_probe.h"
 
 namespace {
 
@@ -353,6 +356,15 @@ class HevcDec : public ::testing::Test {
   }
 };
 
+// The tests of the GPU path, which also run on a GPU host without the test clip or FFmpeg.
+class HevcDecGpu : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    gst_init(nullptr, nullptr);
+    ASSERT_NE(gst_element_factory_find("cudahevcdec"), nullptr);
+  }
+};
+
 // Every decoded frame equals avdec_h265's and FFmpeg's.
 void check_bit_exact(const std::string& path, bool ten_bit, int frames, int w, int h) {
   RunResult ours = run_pipeline(file_pipeline(path, "cudahevcdec"));
@@ -663,30 +675,66 @@ TEST_F(HevcDec, TruncatedAndBitFlippedStreamsEndCleanly) {
   EXPECT_GT(pictures, 0);
 }
 
-TEST_F(HevcDec, CudaBackendRefusesToStartWithAClearMessage) {
+TEST_F(HevcDecGpu, CudaBackendWithoutAGpuRefusesToStartWithAClearMessage) {
+  if (cuda_device_present()) GTEST_SKIP() << "a CUDA device is present";
   const std::string path = encode("intra8", 176, 144, 6, "yuv420p", "keyint=1");
   RunResult r = run_pipeline(file_pipeline(path, "cudahevcdec backend=cuda"));
   ASSERT_GE(r.errors.size(), 1u);
-  EXPECT_NE(r.errors[0].find("CUDA decoder path is not built yet"), std::string::npos) << r.errors[0];
+  EXPECT_NE(r.errors[0].find("cudahevcdec cannot use CUDA (backend=cuda)"), std::string::npos) << r.errors[0];
   EXPECT_TRUE(r.md5.empty());
 }
 
-TEST_F(HevcDec, ActiveBackendIsCpuWhileRunning) {
-  GstElement* dec = gst_element_factory_make("cudahevcdec", nullptr);
-  gchar* active = nullptr;
-  g_object_get(dec, "active-backend", &active, nullptr);
-  EXPECT_STREQ(active, "none");
-  g_free(active);
-  ASSERT_EQ(gst_element_set_state(dec, GST_STATE_READY), GST_STATE_CHANGE_SUCCESS);
-  ASSERT_EQ(gst_element_set_state(dec, GST_STATE_PAUSED), GST_STATE_CHANGE_SUCCESS);
-  g_object_get(dec, "active-backend", &active, nullptr);
-  EXPECT_STREQ(active, "cpu");
-  g_free(active);
-  gst_element_set_state(dec, GST_STATE_NULL);
-  g_object_get(dec, "active-backend", &active, nullptr);
-  EXPECT_STREQ(active, "none");
-  g_free(active);
-  gst_object_unref(dec);
+// active-backend while PAUSED for each backend choice: auto takes the GPU when there is one.
+TEST_F(HevcDecGpu, ActiveBackendFollowsTheChoiceAndTheDevice) {
+  const bool gpu = cuda_device_present();
+  for (const char* choice : {"cpu", "auto", "cuda"}) {
+    if (!gpu && std::string(choice) == "cuda") continue;  // refuses to start: the test above
+    GstElement* dec = gst_element_factory_make("cudahevcdec", nullptr);
+    gst_util_set_object_arg(G_OBJECT(dec), "backend", choice);
+    gchar* active = nullptr;
+    g_object_get(dec, "active-backend", &active, nullptr);
+    EXPECT_STREQ(active, "none");
+    g_free(active);
+    ASSERT_EQ(gst_element_set_state(dec, GST_STATE_READY), GST_STATE_CHANGE_SUCCESS);
+    ASSERT_EQ(gst_element_set_state(dec, GST_STATE_PAUSED), GST_STATE_CHANGE_SUCCESS);
+    g_object_get(dec, "active-backend", &active, nullptr);
+    EXPECT_STREQ(active, std::string(choice) == "cpu" || !gpu ? "cpu" : "cuda") << choice;
+    g_free(active);
+    gst_element_set_state(dec, GST_STATE_NULL);
+    g_object_get(dec, "active-backend", &active, nullptr);
+    EXPECT_STREQ(active, "none");
+    g_free(active);
+    gst_object_unref(dec);
+  }
+}
+
+// On a GPU host (which has no x265): every stream of $GVC_HEVC_STREAMS (the conformance
+// matrix, made by tools/gpu-host-test.sh --make-content) decodes through the element with
+// backend=cuda to the same frames as with backend=cpu, whose frames CI checks against FFmpeg.
+TEST_F(HevcDecGpu, CudaBackendMatchesTheCpuOnTheMatrixStreams) {
+  if (!cuda_device_present()) GTEST_SKIP() << "no CUDA device or driver on this machine";
+  const char* dir = std::getenv("GVC_HEVC_STREAMS");
+  if (!dir || !*dir) GTEST_SKIP() << "GVC_HEVC_STREAMS (a folder of .265 files) not set";
+  GDir* d = g_dir_open(dir, 0, nullptr);
+  ASSERT_NE(d, nullptr) << dir;
+  std::vector<std::string> files;
+  while (const gchar* n = g_dir_read_name(d))
+    if (g_str_has_suffix(n, ".265")) files.push_back(std::string(dir) + "/" + n);
+  g_dir_close(d);
+  std::sort(files.begin(), files.end());
+  ASSERT_FALSE(files.empty());
+  int frames = 0;
+  for (const std::string& f : files) {
+    const std::vector<Bytes> aus = split_aus(read_file(f));
+    RunResult cpu = run_pipeline("appsrc name=src ! cudahevcdec backend=cpu ! appsink name=sink", &aus);
+    RunResult gpu = run_pipeline("appsrc name=src ! cudahevcdec backend=cuda ! appsink name=sink", &aus);
+    EXPECT_TRUE(gpu.errors.empty()) << f << ": " << (gpu.errors.empty() ? "" : gpu.errors[0]);
+    EXPECT_TRUE(gpu.eos) << f;
+    EXPECT_FALSE(cpu.md5.empty()) << f;
+    EXPECT_EQ(gpu.md5, cpu.md5) << f;
+    frames += int(gpu.md5.size());
+  }
+  std::printf("cudahevcdec backend=cuda: %zu streams, %d frames equal to backend=cpu\n", files.size(), frames);
 }
 
 // Flushing seeks: after each seek to the start, every frame comes out again, bit-exact.
