@@ -248,7 +248,9 @@ Status bad_block(size_t i, const HevcIntraBlock& blk, const char* why) {
 
 Status HevcIntraCore::run(const std::vector<HevcIntraBlock>& blocks, const std::vector<HevcTu>& tus,
                           const int16_t* residuals, const HevcPlane planes[3], int bit_depth_luma,
-                          int bit_depth_chroma, bool strong_intra_smoothing, cudaStream_t s) {
+                          int bit_depth_chroma, bool strong_intra_smoothing, int log2_ctb_size,
+                          cudaStream_t s) {
+  if (log2_ctb_size < 3 || log2_ctb_size > 6) return Status::error("HEVC intra: log2 CTB size must be 3..6");
   if (bit_depth_luma < 8 || bit_depth_luma > 12 || bit_depth_chroma < 8 || bit_depth_chroma > 12)
     return Status::error("HEVC intra: bit depths must be 8..12");
   if (blocks.empty()) return {};
@@ -320,6 +322,8 @@ Status HevcIntraCore::run(const std::vector<HevcIntraBlock>& blocks, const std::
     p.pad = 0;
   }
 
+  GVC_TRY(order_by_wavefront(blocks, log2_ctb_size));
+
   if (!sm_count_) {
     int dev = 0;
     GVC_CUDA_TRY(cudaGetDevice(&dev));
@@ -351,6 +355,52 @@ Status HevcIntraCore::run(const std::vector<HevcIntraBlock>& blocks, const std::
   const int grid = std::max(1, std::min(needed, sm_count_ * 4));
   intra_kernel<<<grid, kThreads, 0, s>>>(b);
   GVC_CUDA_TRY(cudaGetLastError());
+  return {};
+}
+
+// Decoding order serialises the launch: the warps in flight hold consecutive tickets, which
+// lie in one or two CTB rows, and each row waits for the one above. Ordered by CTB wavefront
+// (CTB column + 2 * CTB row, seed 001's schedule) and decoding order within a wave, the
+// tickets in flight spread over every CTB row that can progress. The dependencies of a block
+// lie in its own CTB or in the CTBs left, above-left, above and above-right of it (6.4.1), all
+// on earlier waves, so they keep smaller tickets; the order is checked, and decoding order is
+// kept where it does not hold (then the launch is slower, never stuck).
+Status HevcIntraCore::order_by_wavefront(const std::vector<HevcIntraBlock>& blocks, int log2_ctb_size) {
+  const size_t n = blocks.size();
+  wave_.resize(n);
+  int waves = 0;
+  for (size_t i = 0; i < n; ++i) {
+    const int sh = blocks[i].c_idx ? 1 : 0;
+    wave_[i] = ((blocks[i].x << sh) >> log2_ctb_size) + 2 * ((blocks[i].y << sh) >> log2_ctb_size);
+    waves = std::max(waves, wave_[i] + 1);
+  }
+  // counting sort, stable: pos_[i] is block i's ticket
+  std::vector<uint32_t> start(size_t(waves) + 1, 0);
+  for (size_t i = 0; i < n; ++i) ++start[size_t(wave_[i]) + 1];
+  for (int w = 0; w < waves; ++w) start[size_t(w) + 1] += start[size_t(w)];
+  pos_.resize(n);
+  for (size_t i = 0; i < n; ++i) pos_[i] = start[size_t(wave_[i])]++;
+  for (size_t i = 0; i < n; ++i)
+    for (uint32_t d = packed_[i].dep_begin; d < packed_[i].dep_end; ++d)
+      if (pos_[deps_[d]] >= pos_[i]) return {};  // keep decoding order
+  reordered_.resize(n);
+  reordered_deps_.clear();
+  for (size_t i = 0; i < n; ++i) {
+    PackedBlock& p = reordered_[pos_[i]];
+    p = packed_[i];
+    p.dep_begin = 0;  // set below, in ticket order
+  }
+  std::vector<uint32_t> order(n);
+  for (size_t i = 0; i < n; ++i) order[pos_[i]] = uint32_t(i);
+  for (size_t k = 0; k < n; ++k) {
+    const PackedBlock& src = packed_[order[k]];
+    PackedBlock& p = reordered_[k];
+    p.dep_begin = uint32_t(reordered_deps_.size());
+    for (uint32_t d = src.dep_begin; d < src.dep_end; ++d) reordered_deps_.push_back(pos_[deps_[d]]);
+    p.dep_end = uint32_t(reordered_deps_.size());
+  }
+  packed_.swap(reordered_);
+  deps_.swap(reordered_deps_);
   return {};
 }
 

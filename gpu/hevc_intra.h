@@ -9,9 +9,10 @@
 // PCM or absent blocks need no wait because they are complete before the launch. On the
 // device, one warp per block: warps take blocks in decoding order from an atomic ticket, wait
 // for the done flags of the block's dependencies, predict, add the residual, and raise the
-// block's flag. A warp only ever waits for blocks with smaller tickets, all of which were taken
-// by warps that are running, so the launch cannot deadlock whatever the grid size. The
-// parallelism is that of the picture's dependency graph: the wavefront of seed 001 over CTBs,
+// block's flag. Tickets follow the CTB wavefront of seed 001 (CTB column + 2 * CTB row), then
+// decoding order. A warp only ever waits for blocks with smaller tickets, all of which were
+// taken by warps that are running, so the launch cannot deadlock whatever the grid size. The
+// parallelism is that of the picture's dependency graph: seed 001's wavefront over CTBs,
 // refined down to single transform blocks and across slices and tiles, with no launch per wave.
 #pragma once
 
@@ -34,11 +35,11 @@ class HevcIntraCore {
   // planes[b.c_idx] (device memory), each followed by its residual when b.tu >= 0: the
   // nTbS*nTbS int16 residual (raster, saturated to 16 bits) at tus[b.tu].coeff_offset of
   // `residuals` (device memory; HevcResidualCore::run_to_residuals makes it). Blocks of 4x4 to
-  // 32x32, bit depths 8..12. Returns when the work is queued; successive calls must use one
-  // stream.
+  // 32x32, bit depths 8..12; `log2_ctb_size` (CtbLog2SizeY) orders the work by CTB wavefront.
+  // Returns when the work is queued; successive calls must use one stream.
   Status run(const std::vector<HevcIntraBlock>& blocks, const std::vector<HevcTu>& tus,
              const int16_t* residuals, const HevcPlane planes[3], int bit_depth_luma,
-             int bit_depth_chroma, bool strong_intra_smoothing, cudaStream_t s);
+             int bit_depth_chroma, bool strong_intra_smoothing, int log2_ctb_size, cudaStream_t s);
 
   // A block as the kernel reads it.
   struct PackedBlock {
@@ -50,8 +51,12 @@ class HevcIntraCore {
   };
 
  private:
-  std::vector<PackedBlock> packed_;
-  std::vector<uint32_t> deps_;
+  Status order_by_wavefront(const std::vector<HevcIntraBlock>& blocks, int log2_ctb_size);
+
+  std::vector<PackedBlock> packed_, reordered_;
+  std::vector<uint32_t> deps_, reordered_deps_;
+  std::vector<int> wave_;
+  std::vector<uint32_t> pos_;
   std::vector<int32_t> owner_[3];  // the block that wrote each unit of each plane, or -1
   DeviceBuffer blocks_dev_, deps_dev_, flags_dev_;
   int sm_count_ = 0;

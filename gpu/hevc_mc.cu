@@ -12,7 +12,8 @@ namespace {
 
 using PackedPb = HevcMcCore::PackedPb;
 
-constexpr int kTile = 8;  // a warp predicts kTile x kTile samples of one component of one PB
+constexpr int kLog2Tile = 3;
+constexpr int kTile = 1 << kLog2Tile;  // a warp predicts kTile x kTile samples of one component of one PB
 constexpr int kWarps = 8;
 constexpr int kThreads = kWarps * 32;
 constexpr int kMaxPbSize = 64;
@@ -30,7 +31,7 @@ __host__ __device__ inline TileGrid tile_grid(int x, int y, int w, int h, int c,
   x >>= sh, y >>= sh, w >>= sh, h >>= sh;
   if (w <= 0 || h <= 0 || x >= plane_w || y >= plane_h) return {0, 0};
   const int cw = w < plane_w - x ? w : plane_w - x, ch = h < plane_h - y ? h : plane_h - y;
-  return {(cw + kTile - 1) / kTile, (ch + kTile - 1) / kTile};
+  return {(cw + kTile - 1) >> kLog2Tile, (ch + kTile - 1) >> kLog2Tile};
 }
 
 // Table 8-11 fL[xFrac][i] (taps at xInt + i - 3) and Table 8-12 fC[xFrac][i] (taps at xInt + i
@@ -339,8 +340,7 @@ Status HevcMcCore::run(const HevcMcBatch& b, const HevcPlane dst[3], cudaStream_
     const size_t tiles = tile_count(pb, dst);
     if (!tiles) continue;
     if (pb.x > 65535 || pb.y > 65535) return bad_pb(i, pb, "position beyond 65535");
-    PackedPb& p = packed[k];
-    p = PackedPb{};
+    PackedPb p{};
     p.x = uint16_t(pb.x);
     p.y = uint16_t(pb.y);
     p.w = uint8_t(pb.w);
@@ -359,6 +359,7 @@ Status HevcMcCore::run(const HevcMcBatch& b, const HevcPlane dst[3], cudaStream_
     }
     if (pb.weighted)
       for (int c = 0; c < 3; ++c) p.log2_wd_base[c] = pb.log2_wd_base[c];
+    packed[k] = p;
     first_tile[k++] = uint32_t(n_tiles);
     n_tiles += tiles;
     if (n_tiles > size_t(1) << 30) return Status::error("HEVC inter prediction: more than 2^30 tiles");

@@ -137,7 +137,7 @@ Status HevcCudaReconstructor::reconstruct(const hevc::PicParams& pp, const hevc:
                                                residuals_.get<int16_t>(), s));
     }
     GVC_TRY(intra_.run(r.intra, r.intra_tus, residuals_.get<int16_t>(), cur.plane, pp.bit_depth_y,
-                       pp.bit_depth_c, pp.sps->strong_intra_smoothing_enabled_flag, s));
+                       pp.bit_depth_c, pp.sps->strong_intra_smoothing_enabled_flag, pp.log2_ctb_size, s));
   }
 
   hevc::plan_loop_filters(pp, fs, pic, plan_);

@@ -2,10 +2,9 @@
 #include "common/hevcdec/cabac.h"
 
 namespace gvc::hevc {
-namespace {
 
 // Table 9-46 rangeTabLps[pStateIdx][qRangeIdx].
-constexpr uint8_t kRangeTabLps[64][4] = {
+const uint8_t kCabacRangeTabLps[64][4] = {
     {128, 176, 208, 240}, {128, 167, 197, 227}, {128, 158, 187, 216}, {123, 150, 178, 205},
     {116, 142, 169, 195}, {111, 135, 160, 185}, {105, 128, 152, 175}, {100, 122, 144, 166},
     {95, 116, 137, 158},  {90, 110, 130, 150},  {85, 104, 123, 142},  {81, 99, 117, 135},
@@ -24,10 +23,12 @@ constexpr uint8_t kRangeTabLps[64][4] = {
     {6, 8, 9, 11},        {6, 7, 9, 10},        {6, 7, 8, 9},         {2, 2, 2, 2}};
 
 // Table 9-47 state transitions.
-constexpr uint8_t kTransIdxLps[64] = {
+const uint8_t kCabacTransIdxLps[64] = {
     0,  0,  1,  2,  2,  4,  4,  5,  6,  7,  8,  9,  9,  11, 11, 12, 13, 13, 15, 15, 16, 16,
     18, 18, 19, 19, 21, 21, 22, 22, 23, 24, 24, 25, 26, 26, 27, 27, 28, 29, 29, 30, 30, 30,
     31, 32, 32, 33, 33, 33, 34, 34, 35, 35, 35, 36, 36, 36, 37, 37, 37, 38, 38, 63};
+
+namespace {
 
 // initValue per context, [initType][ctxIdx] in the CtxOffset layout.
 constexpr uint8_t kInitValues[3][kNumCtx] = {
@@ -147,7 +148,7 @@ void CabacEngine::init(const uint8_t* data, size_t size, size_t pos) {
 int CabacEngine::decode_decision(uint8_t& state) {
   int p_state = state >> 1;
   int val_mps = state & 1;
-  const uint32_t lps = kRangeTabLps[p_state][(range_ >> 6) & 3];
+  const uint32_t lps = kCabacRangeTabLps[p_state][(range_ >> 6) & 3];
   range_ -= lps;
   int bin;
   if (offset_ >= range_) {
@@ -155,7 +156,7 @@ int CabacEngine::decode_decision(uint8_t& state) {
     offset_ -= range_;
     range_ = lps;
     if (p_state == 0) val_mps = !val_mps;
-    p_state = kTransIdxLps[p_state];
+    p_state = kCabacTransIdxLps[p_state];
   } else {
     bin = val_mps;
     if (p_state < 62) ++p_state;

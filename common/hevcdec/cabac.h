@@ -40,6 +40,11 @@ enum CtxOffset : int {
   kNumCtx = 154,
 };
 
+// Table 9-46 rangeTabLps[pStateIdx][qRangeIdx] and Table 9-47 transIdxLps[pStateIdx] (the
+// arithmetic coder's tables, shared with the test-only encoder of tests/hevc/synth_stream.cpp).
+extern const uint8_t kCabacRangeTabLps[64][4];
+extern const uint8_t kCabacTransIdxLps[64];
+
 struct CabacContexts {
   uint8_t state[kNumCtx];  // (pStateIdx << 1) | valMps
 };

@@ -8,6 +8,18 @@
 
 #include "common/dsp/backend.h"
 
+// Assertions on a CUDA runtime call and on a gvc::Status, printing the error.
+#define CHECK_CUDA(call)                                                 \
+  do {                                                                   \
+    const gvc::Status st_ = gvc::cuda::check((call), #call);             \
+    ASSERT_TRUE(st_.ok()) << st_.message();                              \
+  } while (0)
+#define CHECK_OK(expr)                                                   \
+  do {                                                                   \
+    const gvc::Status st_ = (expr);                                      \
+    ASSERT_TRUE(st_.ok()) << st_.message();                              \
+  } while (0)
+
 namespace checkgpu {
 
 // The run's seed (printed at start; --seed N repeats a run).

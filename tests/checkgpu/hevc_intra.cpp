@@ -29,16 +29,6 @@ using gvc::HevcPlane;
 using gvc::HevcTu;
 using gvc::cuda::DeviceBuffer;
 
-#define CHECK_CUDA(call)                                                 \
-  do {                                                                   \
-    const gvc::Status st_ = gvc::cuda::check((call), #call);             \
-    ASSERT_TRUE(st_.ok()) << st_.message();                              \
-  } while (0)
-#define CHECK_OK(expr)                                                   \
-  do {                                                                   \
-    const gvc::Status st_ = (expr);                                      \
-    ASSERT_TRUE(st_.ok()) << st_.message();                              \
-  } while (0)
 
 constexpr int kTail = 7;               // poisoned samples right of each plane row
 constexpr uint16_t kPoison = 0xA5A5;
@@ -53,6 +43,7 @@ struct IntraPicture {
   std::vector<int16_t> levels;
   int bd[3] = {8, 8, 8};
   bool strong = false;
+  int log2_ctb = 5;  // the CTB size the core orders its work by
   HevcPlane plane(int c, uint16_t* base) const { return {base, stride[c], w[c], h[c]}; }
 };
 
@@ -62,6 +53,8 @@ struct Shape {
   int cbf_percent;    // blocks with a residual
   int avail_percent;  // usable reference units that are made available
   bool strong;
+  int order_log2_ctb = 5;  // told to the core; not 5 (the pictures' CTB 32): the order it
+                           // derives may break dependencies and must be given up safely
 };
 
 // A picture of CTB 32 quadtrees in raster order: intra coding units as the decoder records them
@@ -72,6 +65,7 @@ struct Shape {
 IntraPicture make_intra_picture(const Shape& sh, std::mt19937_64& rng) {
   IntraPicture p;
   p.strong = sh.strong;
+  p.log2_ctb = sh.order_log2_ctb;
   p.bd[0] = sh.bd_y;
   p.bd[1] = p.bd[2] = sh.bd_c;
   for (int c = 0; c < 3; ++c) {
@@ -231,7 +225,8 @@ gvc::Status run_gpu(GpuIntra& g, IntraPicture& p, bool copy) {
                                  cudaMemcpyHostToDevice, s));
   GVC_TRY(g.itx.run_to_residuals(p.tus, g.levels.get<int16_t>(), p.levels.size(), {}, dev, p.bd[0], p.bd[1],
                                  g.residuals.get<int16_t>(), s));
-  GVC_TRY(g.intra.run(p.blocks, p.tus, g.residuals.get<int16_t>(), dev, p.bd[0], p.bd[1], p.strong, s));
+  GVC_TRY(g.intra.run(p.blocks, p.tus, g.residuals.get<int16_t>(), dev, p.bd[0], p.bd[1], p.strong, p.log2_ctb,
+                      s));
   if (copy)
     for (int c = 0; c < 3; ++c)
       GVC_CUDA_TRY(cudaMemcpyAsync(p.buf[c].data(), g.planes[c].get(), p.buf[c].size() * sizeof(uint16_t),
@@ -288,7 +283,9 @@ INSTANTIATE_TEST_SUITE_P(
                       IntraCase{"mixed_10bit", {416, 248, 10, 10, 30, 60, 90, true}},
                       IntraCase{"few_refs_12bit", {200, 136, 12, 10, 20, 80, 40, false}},
                       IntraCase{"no_residual_1080p", {1920, 1080, 8, 8, 10, 0, 100, true}},
-                      IntraCase{"residual_1080p_10bit", {1920, 1080, 10, 10, 40, 90, 97, true}}),
+                      IntraCase{"residual_1080p_10bit", {1920, 1080, 10, 10, 40, 90, 97, true}},
+                      IntraCase{"ordered_by_ctb16", {424, 240, 8, 8, 0, 60, 100, false, 4}},
+                      IntraCase{"ordered_by_ctb64", {424, 240, 8, 8, 0, 60, 100, false, 6}}),
     [](const auto& info) { return std::string(info.param.name); });
 
 TEST(HevcIntra, RejectsBadBlocks) {

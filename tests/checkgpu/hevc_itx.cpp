@@ -22,16 +22,6 @@ using gvc::cuda::DeviceBuffer;
 using gvc::cuda::HevcResidualCore;
 using gvc::cuda::HevcScalingMatrices;
 
-#define CHECK_CUDA(call)                                                 \
-  do {                                                                   \
-    const gvc::Status st_ = gvc::cuda::check((call), #call);             \
-    ASSERT_TRUE(st_.ok()) << st_.message();                              \
-  } while (0)
-#define CHECK_OK(expr)                                                   \
-  do {                                                                   \
-    const gvc::Status st_ = (expr);                                      \
-    ASSERT_TRUE(st_.ok()) << st_.message();                              \
-  } while (0)
 
 constexpr int kGuardRows = 2, kGuardCols = 5;  // poisoned samples above, below and left of a plane
 constexpr uint16_t kPoison = 0xA5A5;           // no 8..12-bit sample has this value

@@ -3,6 +3,7 @@
 
 #include <gst/codecparsers/gsth265parser.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -28,6 +29,65 @@ std::vector<uint8_t> par_merge_level(const std::vector<uint8_t>& s, int* changed
   return gvc::test::with_parallel_merge_level(s, kLevel);
 }
 
+template <int kNalType>
+std::vector<uint8_t> bla(const std::vector<uint8_t>& s, int* changed) {
+  return gvc::test::with_bla(s, kNalType, changed);
+}
+
+std::vector<uint8_t> no_output_of_prior_pics(const std::vector<uint8_t>& s, int* changed) {
+  return gvc::test::with_no_output_of_prior_pics(s, true, changed);
+}
+
+std::vector<uint8_t> bla_no_output_of_prior_pics(const std::vector<uint8_t>& s, int* changed) {
+  const std::vector<uint8_t> b = gvc::test::with_bla(s, GST_H265_NAL_SLICE_BLA_W_LP, changed);
+  return b.empty() ? b : gvc::test::with_no_output_of_prior_pics(b, true, changed);
+}
+
+template <bool kOneInSlices>
+std::vector<uint8_t> sps_rps(const std::vector<uint8_t>& s, int* changed) {
+  return gvc::test::with_sps_rps(s, kOneInSlices, changed);
+}
+
+// Slices rotating through: PPS values, deblocking off, and two pairs of other offsets (beta and
+// tc at the ends of their range among them); loop filtering across the upper/left slice
+// boundary on and off.
+std::vector<uint8_t> deblocking_override(const std::vector<uint8_t>& s, int* changed) {
+  gvc::test::SliceDeblocking d;
+  d.pps_beta_offset_div2 = 2;
+  d.pps_tc_offset_div2 = -1;
+  d.slices = {{false, false, 0, 0, true}, {true, true, 0, 0, false}, {true, false, -3, 4, false},
+              {true, false, 6, -6, true}, {true, false, -6, 6, false}};
+  return gvc::test::with_slice_deblocking(s, d, changed);
+}
+
+// Deblocking off in the PPS and on in some slices; without SAO a slice left without deblocking
+// codes no slice_loop_filter_across_slices_enabled_flag (7.3.6.1).
+std::vector<uint8_t> deblocking_enabled_by_slices(const std::vector<uint8_t>& s, int* changed) {
+  gvc::test::SliceDeblocking d;
+  d.pps_disabled = true;
+  d.slices = {{false, false, 0, 0, true}, {true, false, 0, 0, false}, {true, false, -2, 3, true},
+              {true, false, 4, -2, false}};
+  return gvc::test::with_slice_deblocking(s, d, changed);
+}
+
+// pps_loop_filter_across_slices_enabled_flag 0: no deblocking or SAO across any slice boundary.
+std::vector<uint8_t> no_loop_filter_across_slices(const std::vector<uint8_t>& s, int* changed) {
+  gvc::test::SliceDeblocking d;
+  d.pps_loop_filter_across_slices = false;
+  d.pps_beta_offset_div2 = -1;
+  d.pps_tc_offset_div2 = 2;
+  d.slices = {{false, false, 0, 0, true}, {true, true, 0, 0, true}, {true, false, 4, -2, true}};
+  return gvc::test::with_slice_deblocking(s, d, changed);
+}
+
+// What a rewrite does to the output frames.
+enum class Output {
+  kChanged,  // same number of frames, other pictures
+  kHidden,   // `changed` frames fewer, the others unchanged
+  kDropped,  // some frames fewer (how many depends on the DPB state), the others unchanged
+  kSame,     // the same frames: the rewrite changes the syntax, not the decoding
+};
+
 struct StreamCase {
   const char* name;
   int width, height, frames;
@@ -38,11 +98,18 @@ struct StreamCase {
   // weights in use), RASL, NOTMVP (slice_temporal_mvp_enabled_flag 0), R<n> (n references),
   // R=<n> (exactly n), PML<n> (Log2ParMrgLevel n), HIDDEN (pictures with pic_output_flag 0),
   // CIP (constrained_intra_pred_flag), NOWPP (no entropy_coding_sync_enabled_flag), SL
-  // (scaling lists sent in the SPS), TB<n> (MaxTbLog2SizeY n).
+  // (scaling lists sent in the SPS), TB<n> (MaxTbLog2SizeY n), BLA_W_LP / BLA_W_RADL /
+  // BLA_N_LP (BLA pictures of that type), NOOUTPUT (no_output_of_prior_pics_flag on a later
+  // IRAP), SPSRPS (slices using SPS RPSs), SPSRPSINTER (an inter predicted SPS RPS),
+  // SLICERPSINTER (an inter predicted RPS in a slice header), PPSSL (scaling lists sent in the
+  // PPS), DBKOFFSETS / DBKOFF (slices overriding the deblocking offsets / disabling it),
+  // NOLFACROSS (a slice with slice_loop_filter_across_slices_enabled_flag 0), SLICECQP (slice
+  // chroma QP offsets), COLBL0 (a B slice's collocated picture from list 0), COLIDX<n>
+  // (collocated_ref_idx n or more).
   const char* expect = "";
   Rewrite rewrite = nullptr;  // applied to x265's stream before decoding
   int min_changed = 0;        // the rewrite must change at least this many
-  bool hides = false;         // the rewrite hides `changed` pictures (pic_output_flag 0)
+  Output output = Output::kChanged;
 };
 
 void check_features(const std::vector<uint8_t>& stream, const std::string& expect) {
@@ -71,6 +138,32 @@ void check_features(const std::vector<uint8_t>& stream, const std::string& expec
       EXPECT_EQ(f.wpp, 0) << "WPP on";
     } else if (item == "SL") {
       EXPECT_GT(f.scaling_list_data, 0) << "no SPS with scaling_list_data()";
+    } else if (item == "PPSSL") {
+      EXPECT_GT(f.pps_scaling_list_data, 0) << "no PPS with pps_scaling_list_data()";
+    } else if (item == "BLA_W_LP" || item == "BLA_W_RADL" || item == "BLA_N_LP") {
+      const int k = item == "BLA_W_LP" ? 0 : item == "BLA_W_RADL" ? 1 : 2;
+      EXPECT_GT(f.bla[k], 0) << "no " << item << " picture";
+      EXPECT_EQ(f.bla[0] + f.bla[1] + f.bla[2], f.bla[k]) << "BLA pictures of another type";
+    } else if (item == "NOOUTPUT") {
+      EXPECT_GT(f.no_output_of_prior_pics, 0) << "no later IRAP picture with no_output_of_prior_pics_flag";
+    } else if (item == "SPSRPS") {
+      EXPECT_GT(f.slices_sps_rps, 0) << "no slice with short_term_ref_pic_set_sps_flag";
+    } else if (item == "SPSRPSINTER") {
+      EXPECT_GT(f.sps_st_rps_inter, 0) << "no inter predicted RPS in the SPS";
+    } else if (item == "SLICERPSINTER") {
+      EXPECT_GT(f.slices_rps_inter, 0) << "no inter predicted RPS in a slice header";
+    } else if (item == "DBKOFFSETS") {
+      EXPECT_GT(f.dbk_override_offsets, 0) << "no slice overriding the deblocking offsets";
+    } else if (item == "DBKOFF") {
+      EXPECT_GT(f.dbk_override_off, 0) << "no slice disabling deblocking by override";
+    } else if (item == "SLICECQP") {
+      EXPECT_GT(f.slice_chroma_qp_offsets, 0) << "no slice chroma QP offset";
+    } else if (item == "COLBL0") {
+      EXPECT_GT(f.col_b_from_l0, 0) << "no B slice with its collocated picture from list 0";
+    } else if (item.rfind("COLIDX", 0) == 0) {
+      EXPECT_GE(f.max_col_ref_idx, std::atoi(item.c_str() + 6)) << "collocated_ref_idx below " << item;
+    } else if (item == "NOLFACROSS") {
+      EXPECT_GT(f.lf_across_slices_off, 0) << "no slice_loop_filter_across_slices_enabled_flag 0";
     } else if (item.rfind("PML", 0) == 0) {
       EXPECT_EQ(f.log2_par_mrg_level, std::atoi(item.c_str() + 3));
     } else if (item.rfind("TB", 0) == 0) {
@@ -216,9 +309,11 @@ struct Prepared {
   std::vector<uint8_t> stream;   // what the decoders get (rewritten, if the case says so)
   int changed = 0;               // what the rewrite changed
   std::string err;
+  Frames ffmpeg;                 // FFmpeg's frames of `stream`, once asked for (ffmpeg_frames)
+  std::string ffmpeg_err;
 };
 
-const Prepared& prepare(const StreamCase& c) {
+Prepared& prepare(const StreamCase& c) {
   static std::map<std::string, Prepared> cache;
   auto it = cache.find(c.name);
   if (it != cache.end()) return it->second;
@@ -236,7 +331,23 @@ const Prepared& prepare(const StreamCase& c) {
     p.stream = c.rewrite ? c.rewrite(p.encoded, &p.changed) : p.encoded;
     if (p.stream.empty()) p.err = "stream could not be rewritten";
   }
+  // $GVC_HEVC_SAVE_DIR keeps every stream (for checkgpu's HevcReconStreams on a GPU host
+  // without x265: tools/gpu-host-test.sh --make-content)
+  if (const char* dir = std::getenv("GVC_HEVC_SAVE_DIR"); dir && *dir && !p.stream.empty()) {
+    std::ofstream out(std::string(dir) + "/" + c.name + ".265", std::ios::binary);
+    out.write(reinterpret_cast<const char*>(p.stream.data()), std::streamsize(p.stream.size()));
+  }
   return cache.emplace(c.name, std::move(p)).first->second;
+}
+
+int bytes_per_sample(const StreamCase& c) { return std::strcmp(c.pix_fmt, "yuv420p") == 0 ? 1 : 2; }
+
+const Frames& ffmpeg_frames(const StreamCase& c, Prepared& p, std::string& err) {
+  if (p.ffmpeg.empty() && p.ffmpeg_err.empty())
+    p.ffmpeg = gvc::test::ffmpeg_decode(p.stream, c.pix_fmt, frame_bytes(c.width, c.height, bytes_per_sample(c)),
+                                        p.ffmpeg_err);
+  err = p.ffmpeg_err;
+  return p.ffmpeg;
 }
 
 class HevcDecodeTest : public ::testing::TestWithParam<StreamCase> {
@@ -250,23 +361,36 @@ class HevcDecodeTest : public ::testing::TestWithParam<StreamCase> {
 
 TEST_P(HevcDecodeTest, MatchesFfmpegFrameByFrame) {
   const StreamCase& c = GetParam();
-  const Prepared& p = prepare(c);
+  Prepared& p = prepare(c);
   ASSERT_TRUE(p.err.empty()) << p.err;
   if (c.rewrite) {
     EXPECT_GE(p.changed, c.min_changed);
   }
   check_features(p.stream, c.expect);
-  const int bytes = std::strcmp(c.pix_fmt, "yuv420p") == 0 ? 1 : 2;
+  const int bytes = bytes_per_sample(c);
   const size_t fb = frame_bytes(c.width, c.height, bytes);
   std::string err;
-  const Frames ref = gvc::test::ffmpeg_decode(p.stream, c.pix_fmt, fb, err);
+  const Frames& ref = ffmpeg_frames(c, p, err);
   ASSERT_TRUE(err.empty()) << err;
-  ASSERT_EQ(ref.size(), size_t(c.frames - (c.hides ? p.changed : 0)));
-  if (c.rewrite) {  // the rewrite must change the decoded pictures, or it tests nothing
+  if (c.output == Output::kDropped) {  // fewer frames than with no_output_of_prior_pics_flag 0
+    int n = 0;
+    const Frames kept = gvc::test::ffmpeg_decode(gvc::test::with_no_output_of_prior_pics(p.stream, false, &n),
+                                                 c.pix_fmt, fb, err);
+    ASSERT_GT(ref.size(), 0u);
+    ASSERT_LT(ref.size(), kept.size()) << "no picture discarded";
+    EXPECT_TRUE(is_subsequence(ref, kept));
+  } else {
+    ASSERT_EQ(ref.size(), size_t(c.frames - (c.output == Output::kHidden ? p.changed : 0)));
+  }
+  if (c.rewrite) {
     const Frames plain = gvc::test::ffmpeg_decode(p.encoded, c.pix_fmt, fb, err);
-    EXPECT_NE(plain, ref);
-    // hiding pictures leaves the others as they were
-    if (c.hides) {
+    if (c.output == Output::kSame) {  // the same pictures from other syntax
+      EXPECT_TRUE(plain == ref);
+    } else {  // the rewrite must change the decoded pictures, or it tests nothing
+      EXPECT_NE(plain, ref);
+    }
+    // leaving pictures out of the output leaves the others as they were
+    if (c.output == Output::kHidden || c.output == Output::kDropped) {
       EXPECT_TRUE(is_subsequence(ref, plain));
     }
   }
@@ -285,12 +409,78 @@ TEST_P(HevcDecodeTest, MatchesLibde265FrameByFrame) {
                  << c.name;
   const Prepared& p = prepare(c);
   ASSERT_TRUE(p.err.empty()) << p.err;
-  const int bytes = std::strcmp(c.pix_fmt, "yuv420p") == 0 ? 1 : 2;
+  const int bytes = bytes_per_sample(c);
   std::string err;
   const Frames second = dec265_frames(p.stream, frame_bytes(c.width, c.height, bytes), err);
   ASSERT_TRUE(err.empty()) << err;
-  ASSERT_EQ(second.size(), size_t(c.frames - (c.hides ? p.changed : 0)));
-  expect_same_frames(decode_ours(p.stream, false), second, c.width, c.height, bytes, "libde265");
+  const Frames ours = decode_ours(p.stream, false);
+  if (c.output == Output::kDropped && second.size() != ours.size()) {
+    // libde265 1.0.11 ignores no_output_of_prior_pics_flag: it outputs the pictures that
+    // C.5.2.2 discards (FFmpeg and we discard them). Its frames are then ours of the stream
+    // with the flag 0, and ours are those less the discarded ones. A libde265 that discards
+    // them takes the comparison below.
+    int n = 0;
+    const std::vector<uint8_t> flag0 = gvc::test::with_no_output_of_prior_pics(p.stream, false, &n);
+    EXPECT_GT(n, 0);
+    expect_same_frames(decode_ours(flag0, false), second, c.width, c.height, bytes,
+                       "libde265 (no_output_of_prior_pics_flag ignored)");
+    EXPECT_TRUE(is_subsequence(ours, second));
+    return;
+  }
+  if (c.output != Output::kDropped) {
+    ASSERT_EQ(second.size(), size_t(c.frames - (c.output == Output::kHidden ? p.changed : 0)));
+  }
+  expect_same_frames(ours, second, c.width, c.height, bytes, "libde265");
+}
+
+// The slice segment header writer of the rewriters writes x265's headers back byte for byte,
+// and the rewritten ones too, but for a slice's own inter predicted RPS, which it writes
+// explicitly: what the rewriters change is all that changes.
+TEST_P(HevcDecodeTest, SliceHeaderWriterRoundTrips) {
+  const StreamCase& c = GetParam();
+  const Prepared& p = prepare(c);
+  ASSERT_TRUE(p.err.empty()) << p.err;
+  EXPECT_EQ(gvc::test::slice_header_writer_mismatches(p.encoded), 0);
+  EXPECT_EQ(gvc::test::slice_header_writer_mismatches(p.stream), gvc::test::stream_features(p.stream).slices_rps_inter);
+}
+
+// Seeded damaged versions of the stream (a truncation, then bit flips), each decoded to its end,
+// then the intact stream, all by one decoder: no crash or hang, and the intact stream decodes
+// exactly as FFmpeg decodes it, since decoding resumes at its first IRAP picture.
+TEST_P(HevcDecodeTest, DamagedVersionsThenIntactStream) {
+  const StreamCase& c = GetParam();
+  Prepared& p = prepare(c);
+  ASSERT_TRUE(p.err.empty()) << p.err;
+  std::string err;
+  const Frames& ref = ffmpeg_frames(c, p, err);
+  ASSERT_TRUE(err.empty()) << err;
+  uint32_t seed = 2166136261u;  // FNV-1a of the case name: each stream gets its own damage
+  for (const char* s = c.name; *s; ++s) seed = (seed ^ uint8_t(*s)) * 16777619u;
+  auto rnd = [&seed]() {
+    seed = seed * 1664525u + 1013904223u;
+    return seed >> 8;
+  };
+  gvc::hevc::Decoder dec;
+  gvc::hevc::DecodedFrame f;
+  for (int round = 0; round < 3; ++round) {
+    std::vector<uint8_t> bad = p.stream;
+    if (round == 0) {
+      bad.resize(bad.size() / 4 + rnd() % (bad.size() / 2));
+    } else {
+      const int flips = 1 + int(rnd() % 8);
+      for (int i = 0; i < flips; ++i) bad[rnd() % bad.size()] ^= uint8_t(1u << (rnd() % 8));
+    }
+    dec.decode(bad.data(), bad.size());
+    dec.flush();
+    int n = 0;
+    while (dec.take_frame(f)) ++n;
+    EXPECT_LE(n, 2 * c.frames) << "round " << round;
+  }
+  EXPECT_TRUE(dec.decode(p.stream.data(), p.stream.size())) << dec.error();
+  dec.flush();
+  Frames ours;
+  while (dec.take_frame(f)) ours.push_back(to_raw(f));
+  expect_same_frames(ours, ref, c.width, c.height, bytes_per_sample(c), "ffmpeg, after damaged versions");
 }
 
 // Intra-only streams; every case is a few small frames so the suite stays fast.
@@ -392,11 +582,67 @@ const StreamCase kRewrittenCases[] = {
     // those pictures are decoded and used as references but never output, so the frame count
     // drops by that many and the other frames are unchanged.
     {"p_pic_output_flag", 176, 144, 9, "yuv420p", "keyint=30:bframes=0:ctu=32:qp=30", "", "P,HIDDEN",
-     gvc::test::with_pic_output_flag, 3, true},
+     gvc::test::with_pic_output_flag, 3, Output::kHidden},
     {"b_pyramid_pic_output_flag", 176, 144, 12, "yuv420p", "keyint=30:bframes=3:b-pyramid=1:ref=3:ctu=32:qp=30", "",
-     "B,HIDDEN", gvc::test::with_pic_output_flag, 4, true},
+     "B,HIDDEN", gvc::test::with_pic_output_flag, 4, Output::kHidden},
     {"b_slices_pic_output_flag_main10", 176, 144, 9, "yuv420p10le", "keyint=30:bframes=2:ctu=16:qp=30:slices=2",
-     "", "B,HIDDEN", gvc::test::with_pic_output_flag, 3, true},
+     "", "B,HIDDEN", gvc::test::with_pic_output_flag, 3, Output::kHidden},
+    // Open GOP with its later CRA pictures made BLA (8.1.3 NoRaslOutputFlag 1): BLA_W_LP keeps
+    // the RASL pictures in the stream, which are not decoded and not output; after BLA_W_RADL
+    // and BLA_N_LP they must not be in the stream (7.4.2.2) and are left out. POC MSB restarts
+    // at each BLA (8.3.1), references before it are dropped, and earlier pictures are all
+    // output first (C.5.2.2, no_output_of_prior_pics_flag 0).
+    {"open_gop_bla_w_lp", 176, 144, 12, "yuv420p", "keyint=4:min-keyint=4:bframes=2:open-gop=1:ctu=32:qp=30", "",
+     "B,RASL,BLA_W_LP", bla<GST_H265_NAL_SLICE_BLA_W_LP>, 2, Output::kHidden},
+    {"open_gop_bla_w_radl", 176, 144, 12, "yuv420p", "keyint=4:min-keyint=4:bframes=2:open-gop=1:ctu=32:qp=30", "",
+     "B,BLA_W_RADL", bla<GST_H265_NAL_SLICE_BLA_W_RADL>, 2, Output::kHidden},
+    {"open_gop_bla_n_lp", 176, 144, 12, "yuv420p", "keyint=4:min-keyint=4:bframes=2:open-gop=1:ctu=32:qp=30", "",
+     "B,BLA_N_LP", bla<GST_H265_NAL_SLICE_BLA_N_LP>, 2, Output::kHidden},
+    // no_output_of_prior_pics_flag on the IDR pictures after the first, with a B pyramid, and
+    // on the BLA_W_LP pictures of an open GOP: the pictures still waiting for output when the
+    // IRAP picture arrives are discarded (C.5.2.2).
+    {"b_pyramid_idr_no_output_of_prior_pics", 176, 144, 16, "yuv420p",
+     "keyint=8:min-keyint=8:open-gop=0:bframes=3:b-pyramid=1:ref=3:ctu=32:qp=30", "", "B,NOOUTPUT",
+     no_output_of_prior_pics, 1, Output::kDropped},
+    {"open_gop_bla_no_output_of_prior_pics", 176, 144, 12, "yuv420p",
+     "keyint=4:min-keyint=4:bframes=2:open-gop=1:ctu=32:qp=30", "", "B,BLA_W_LP,NOOUTPUT",
+     bla_no_output_of_prior_pics, 1, Output::kDropped},
+    // Short-term RPSs in the SPS (inter predicted from each other where possible), selected by
+    // short_term_ref_pic_set_idx; then one RPS left in the slice headers, inter predicted from
+    // an SPS set (delta_idx_minus1). Same pictures as x265's stream.
+    {"b_pyramid_sps_rps", 176, 144, 12, "yuv420p", "keyint=30:bframes=3:b-pyramid=1:ref=3:ctu=32:qp=30", "",
+     "B,SPSRPS,SPSRPSINTER", sps_rps<false>, 5, Output::kSame},
+    // one RPS only: short_term_ref_pic_set_idx has 0 bits
+    {"p_ref1_sps_rps_one_set", 176, 144, 6, "yuv420p", "keyint=30:bframes=0:ref=1:ctu=32:qp=30", "", "P,R=1,SPSRPS",
+     sps_rps<false>, 5, Output::kSame},
+    {"open_gop_sps_rps_and_slice_rps", 176, 144, 12, "yuv420p",
+     "keyint=4:min-keyint=4:bframes=2:open-gop=1:ctu=32:qp=30:slices=2", "", "B,RASL,SPSRPS,SPSRPSINTER,SLICERPSINTER",
+     sps_rps<true>, 5, Output::kSame},
+    // PPS scaling lists overriding the SPS's (explicit, copied by scaling_list_pred_matrix_id_delta
+    // in every size, 32x32 included, and default lists)
+    {"b_pps_scaling_lists", 416, 240, 5, "yuv420p",
+     "keyint=30:bframes=2:ctu=64:qp=26:scaling-list=HM_SCALING_LIST_FILE", "", "B,SL,PPSSL",
+     gvc::test::with_pps_scaling_lists, 1},
+    {"b_main10_pps_scaling_lists", 176, 144, 5, "yuv420p10le",
+     "keyint=30:bframes=2:ctu=32:qp=26:scaling-list=HM_SCALING_LIST_FILE", "", "B,SL,PPSSL",
+     gvc::test::with_pps_scaling_lists, 1},
+    // Slice chroma QP offsets, 8 and 10 bit (dequantization only; chroma deblocking uses the
+    // PPS offsets alone), and another collocated picture for TMVP in every P and B slice.
+    {"b_slices_chroma_qp_offsets", 176, 144, 6, "yuv420p", "keyint=30:bframes=2:ctu=16:qp=30:slices=2:cbqpoffs=-2",
+     "", "B,SLICECQP", gvc::test::with_slice_chroma_qp_offsets, 8},
+    {"b_main10_slice_chroma_qp_offsets", 176, 144, 5, "yuv420p10le", "keyint=30:bframes=2:ctu=32:qp=28", "",
+     "B,SLICECQP", gvc::test::with_slice_chroma_qp_offsets, 3},
+    {"b_pyramid_other_collocated_picture", 176, 144, 9, "yuv420p", "keyint=30:bframes=3:b-pyramid=1:ctu=32:qp=30:ref=3",
+     "", "B,R3,COLBL0,COLIDX2", gvc::test::with_other_collocated_picture, 4},
+    // Slice-level deblocking control (deblocking_filter_override_flag) and loop filtering
+    // across slice boundaries (deblocking and SAO) switched per slice and per PPS.
+    {"b_slices_deblocking_override", 176, 144, 6, "yuv420p", "keyint=30:bframes=2:ctu=16:qp=34:slices=4", "",
+     "B,DBKOFFSETS,DBKOFF,NOLFACROSS", deblocking_override, 4},
+    {"b_slices_deblocking_enabled_by_slices_no_sao", 176, 144, 6, "yuv420p",
+     "keyint=30:bframes=2:ctu=16:qp=34:slices=3:no-sao=1", "", "B,DBKOFFSETS,NOLFACROSS",
+     deblocking_enabled_by_slices, 4},
+    {"p_slices_no_loop_filter_across_slices_main10", 176, 144, 5, "yuv420p10le",
+     "keyint=30:bframes=0:ctu=16:qp=36:slices=4", "", "P,DBKOFF,DBKOFFSETS", no_loop_filter_across_slices, 4},
 };
 INSTANTIATE_TEST_SUITE_P(Rewritten, HevcDecodeTest, ::testing::ValuesIn(kRewrittenCases),
                          [](const auto& info) { return std::string(info.param.name); });
@@ -602,6 +848,107 @@ TEST(HevcDecodeRobustness, DamagedStreamsThenCleanStream) { damaged_then_clean("
 // merge indices) must stay inside the pictures.
 TEST(HevcDecodeRobustness, DamagedInterStreamsThenCleanStream) {
   damaged_then_clean("keyint=30:bframes=2:ctu=16:qp=30:weightp=1:weightb=1", 5, 24);
+}
+
+// A closed-GOP B-pyramid stream with its parameter sets sent again before its second IDR
+// picture, and FFmpeg's frames of the stream from there: what a decoder must output of the
+// cut streams below, which cannot be decoded before that IDR picture.
+struct SecondIdr {
+  std::vector<uint8_t> stream;
+  size_t second_vps = 0;  // byte offset of the parameter sets before the second IDR
+  Frames from_there;      // FFmpeg's frames of stream[second_vps...]
+  std::string err;
+};
+
+const SecondIdr& second_idr_stream() {
+  static SecondIdr s;
+  if (!s.stream.empty() || !s.err.empty()) return s;
+  s.stream = gvc::test::x265_encode(gvc::test::hevc_find_clip(), 176, 144, 12, "yuv420p",
+                                    "keyint=6:min-keyint=6:open-gop=0:bframes=3:b-pyramid=1:ctu=32:qp=30", s.err);
+  s.second_vps = gvc::test::nth_nal_offset(s.stream, GST_H265_NAL_VPS, 1);
+  if (s.err.empty() && s.second_vps >= s.stream.size()) s.err = "no parameter sets before a second IDR";
+  if (!s.err.empty()) return s;
+  s.from_there = gvc::test::ffmpeg_decode(std::vector<uint8_t>(s.stream.begin() + long(s.second_vps), s.stream.end()),
+                                          "yuv420p", frame_bytes(176, 144, 1), s.err);
+  if (s.err.empty() && s.from_there.size() != 6)
+    s.err = "FFmpeg decodes the second GOP to " + std::to_string(s.from_there.size()) + " frames";
+  return s;
+}
+
+// The stream without the NAL unit at `at` (the start code of the next ends it).
+std::vector<uint8_t> without_nal_at(const std::vector<uint8_t>& s, size_t at) {
+  size_t end = at + 4;
+  while (end + 3 <= s.size() && !(s[end] == 0 && s[end + 1] == 0 && s[end + 2] == 1)) ++end;
+  if (end + 3 > s.size()) end = s.size();
+  else if (s[end - 1] == 0) --end;
+  std::vector<uint8_t> out(s.begin(), s.begin() + long(at));
+  out.insert(out.end(), s.begin() + long(end), s.end());
+  return out;
+}
+
+// Our frames of `stream` given access unit by access unit, errors allowed.
+Frames decode_tolerant_by_access_unit(const std::vector<uint8_t>& stream) {
+  gvc::hevc::Decoder dec;
+  for (const auto& au : gvc::test::split_access_units(stream)) {
+    dec.decode(au.data(), au.size());
+    dec.end_access_unit();
+  }
+  dec.flush();
+  Frames out;
+  gvc::hevc::DecodedFrame f;
+  while (dec.take_frame(f)) out.push_back(to_raw(f));
+  return out;
+}
+
+// A stream that starts at a non-IRAP picture (the P picture after the first IDR, with the
+// parameter sets in front): its pictures up to the next IRAP picture are not decodable and not
+// output (8.1.3: decoding starts at an IRAP picture); from the second IDR on, every frame
+// equals FFmpeg's of the stream starting there.
+TEST(HevcDecodeRobustness, StreamStartingAtNonIrapPictureWaitsForTheNextIrap) {
+  ASSERT_FALSE(gvc::test::hevc_find_ffmpeg().empty()) << "ffmpeg is required (set $FFMPEG)";
+  ASSERT_FALSE(gvc::test::hevc_find_clip().empty()) << "test clip missing";
+  const SecondIdr& s = second_idr_stream();
+  ASSERT_TRUE(s.err.empty()) << s.err;
+  const auto aus = gvc::test::split_access_units(s.stream);
+  ASSERT_GE(aus.size(), 8u);
+  size_t first_slice = aus[0].size();  // of the IDR picture, after the parameter sets
+  for (int t = GST_H265_NAL_SLICE_BLA_W_LP; t <= GST_H265_NAL_SLICE_CRA_NUT; ++t) {
+    first_slice = std::min(first_slice, gvc::test::nth_nal_offset(aus[0], t, 0));
+    ASSERT_EQ(gvc::test::nth_nal_offset(aus[1], t, 0), aus[1].size()) << "access unit 1 is an IRAP picture";
+  }
+  ASSERT_LT(first_slice, aus[0].size());
+  std::vector<uint8_t> cut(aus[0].begin(), aus[0].begin() + long(first_slice));  // VPS, SPS, PPS
+  for (size_t i = 1; i < aus.size(); ++i) cut.insert(cut.end(), aus[i].begin(), aus[i].end());
+  expect_same_frames(decode_ours(cut, false), s.from_there, 176, 144, 1, "ffmpeg from the second IDR");
+  expect_same_frames(decode_ours(cut, true), s.from_there, 176, 144, 1, "ffmpeg from the second IDR, by access unit");
+}
+
+// Parameter sets missing in front of the first IDR picture (the PPS; the SPS, so the PPS
+// cannot be parsed; all three): decode() reports the error, nothing is output before the
+// parameter sets arrive again, and from there every frame equals FFmpeg's.
+TEST(HevcDecodeRobustness, MissingParameterSetsResumeWhereTheyArrive) {
+  ASSERT_FALSE(gvc::test::hevc_find_ffmpeg().empty()) << "ffmpeg is required (set $FFMPEG)";
+  ASSERT_FALSE(gvc::test::hevc_find_clip().empty()) << "test clip missing";
+  const SecondIdr& s = second_idr_stream();
+  ASSERT_TRUE(s.err.empty()) << s.err;
+  const std::vector<int> dropped[] = {
+      {GST_H265_NAL_PPS}, {GST_H265_NAL_SPS}, {GST_H265_NAL_PPS, GST_H265_NAL_SPS, GST_H265_NAL_VPS}};
+  for (const auto& types : dropped) {
+    std::vector<uint8_t> cut = s.stream;
+    for (int type : types) cut = without_nal_at(cut, gvc::test::nth_nal_offset(cut, type, 0));
+    ASSERT_EQ(gvc::test::nth_nal_offset(cut, GST_H265_NAL_VPS, types.size() == 3 ? 0 : 1),
+              s.second_vps - (s.stream.size() - cut.size()));
+    gvc::hevc::Decoder dec;
+    EXPECT_FALSE(dec.decode(cut.data(), cut.size())) << "missing " << types.size() << " parameter set(s)";
+    EXPECT_FALSE(dec.error().empty());
+    dec.flush();
+    Frames ours;
+    gvc::hevc::DecodedFrame f;
+    while (dec.take_frame(f)) ours.push_back(to_raw(f));
+    const std::string missing = "missing NAL unit types from " + std::to_string(types[0]);
+    expect_same_frames(ours, s.from_there, 176, 144, 1, "ffmpeg from the second IDR, " + missing);
+    expect_same_frames(decode_tolerant_by_access_unit(cut), s.from_there, 176, 144, 1, "by access unit, " + missing);
+  }
 }
 
 }  // namespace
