@@ -22,8 +22,14 @@ if [ "${1:-}" = --make-content ]; then  # on the development machine (needs ffmp
   # ${GVC_BUILD_DIR:-build} with the decoder tests is needed)
   mkdir -p .content/hevc
   GVC_HEVC_SAVE_DIR=$root/.content/hevc GVC_TEST_CLIP=/usr/share/doc/opencv-doc/examples/data/vtest.avi \
-    "${GVC_BUILD_DIR:-build}/tests/hevc/hevc_decode_test" --gtest_filter='*MatchesFfmpeg*' > /dev/null
-  exit $?
+    "${GVC_BUILD_DIR:-build}/tests/hevc/hevc_decode_test" --gtest_filter='*MatchesFfmpeg*' > /dev/null || exit 1
+  # and the synthetic ones (tiles, dependent slices, PCM)
+  synth=$(mktemp -d)
+  GVC_SYNTH_DUMP=$synth GVC_TEST_CLIP=/usr/share/doc/opencv-doc/examples/data/vtest.avi \
+    "${GVC_BUILD_DIR:-build}/tests/hevc/hevc_synth_test" > /dev/null || exit 1
+  for f in "$synth"/*.hevc; do cp "$f" ".content/hevc/synth_$(basename "${f%.hevc}").265"; done
+  rm -rf "$synth"
+  exit 0
 fi
 [ -d "$root/.content/hevc" ] && export GVC_HEVC_STREAMS=$root/.content/hevc
 
