@@ -102,7 +102,7 @@ void Dpb::apply_rps(const GstH265SPS& sps, const GstH265SliceHdr& sh, int poc, b
   auto generate = [&](std::vector<Picture*>& v, const std::vector<int>& pocs, bool lt) {
     for (size_t i = 0; i < v.size(); ++i) {
       if (v[i]) continue;
-      auto g = std::make_shared<Picture>();
+      std::shared_ptr<Picture> g = fresh_picture();
       g->allocate(width, height, bd_y, bd_c);
       for (int c = 0; c < 3; ++c)
         std::fill(g->buf[c].begin(), g->buf[c].end(), uint16_t(1 << ((c ? bd_c : bd_y) - 1)));
@@ -177,8 +177,29 @@ void Dpb::before_decode(const GstH265SPS& sps, bool irap_no_rasl_not_first,
   }
 }
 
+// A picture nobody holds any more is reused with its buffers (their pages are mapped already:
+// a new 1080p picture costs about 8 MB of page faults), its fields reset.
+std::shared_ptr<Picture> Dpb::fresh_picture() {
+  for (const std::shared_ptr<Picture>& p : pool_) {
+    if (p.use_count() != 1) continue;
+    Picture kept;
+    for (int c = 0; c < 3; ++c) kept.buf[c].swap(p->buf[c]);
+    kept.mvf.swap(p->mvf);
+    kept.ctb_slice.swap(p->ctb_slice);
+    kept.slice_refs.swap(p->slice_refs);
+    *p = Picture{};
+    for (int c = 0; c < 3; ++c) p->buf[c].swap(kept.buf[c]);
+    p->mvf.swap(kept.mvf);
+    p->ctb_slice.swap(kept.ctb_slice);
+    p->slice_refs.swap(kept.slice_refs);
+    return p;
+  }
+  pool_.push_back(std::make_shared<Picture>());
+  return pool_.back();
+}
+
 Picture* Dpb::new_picture() {
-  auto p = std::make_shared<Picture>();
+  std::shared_ptr<Picture> p = fresh_picture();
   p->decode_index = counter_++;
   pics_.push_back(p);
   return p.get();

@@ -43,7 +43,9 @@ class Dpb {
  private:
   void bump();
   void remove_unused();
+  std::shared_ptr<Picture> fresh_picture();
   std::vector<std::shared_ptr<Picture>> pics_;
+  std::vector<std::shared_ptr<Picture>> pool_;  // every picture allocated, for reuse
   int prev_tid0_poc_ = 0;
   uint64_t counter_ = 0;
 };
