@@ -1,8 +1,10 @@
 // bench_hevc.cpp: decoding speed of the HEVC engine (common/hevcdec), reconstruction on the CPU or the GPU: one Annex B file, the median of several runs
 //
-// Usage: bench-hevc [--cuda] STREAM.hevc [RUNS]
+// Usage: bench-hevc [--cuda] [--threads N] STREAM.hevc [RUNS]
 // --cuda runs the reconstruction and loop filters on the GPU (gvc::cuda::HevcCudaReconstructor,
 // CUDA builds only); parsing stays on the CPU, and every picture is still downloaded.
+// --threads N: threads for the rows of WPP slice segments (Decoder::set_threads; default: the
+// machine's, at most 16).
 // Each run decodes the whole file with a fresh gvc::hevc::Decoder, access unit by access unit
 // with end_access_unit() as cudahevcdec does, and takes every picture (cropped, 16-bit
 // planes), so the time covers parsing, reconstruction, loop filters and output; reading the
@@ -60,13 +62,22 @@ double cpu_seconds() {
 
 int main(int argc, char** argv) {
   bool cuda = false;
-  if (argc > 1 && std::string(argv[1]) == "--cuda") {
-    cuda = true;
-    --argc;
-    ++argv;
+  int threads = 0;
+  for (;;) {
+    if (argc > 1 && std::string(argv[1]) == "--cuda") {
+      cuda = true;
+      --argc;
+      ++argv;
+    } else if (argc > 2 && std::string(argv[1]) == "--threads") {
+      threads = std::max(1, std::atoi(argv[2]));
+      argc -= 2;
+      argv += 2;
+    } else {
+      break;
+    }
   }
   if (argc < 2) {
-    std::fprintf(stderr, "usage: %s [--cuda] STREAM.hevc [RUNS]\n", argv[0]);
+    std::fprintf(stderr, "usage: %s [--cuda] [--threads N] STREAM.hevc [RUNS]\n", argv[0]);
     return 2;
   }
 #if GVC_HAVE_CUDA
@@ -94,6 +105,7 @@ int main(int argc, char** argv) {
     const auto t0 = std::chrono::steady_clock::now();
     const double c0 = cpu_seconds();
     gvc::hevc::Decoder dec;
+    if (threads) dec.set_threads(threads);
 #if GVC_HAVE_CUDA
     dec.set_reconstructor(recon.get());
 #endif

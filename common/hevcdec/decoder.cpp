@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstring>
 #include <deque>
+#include <thread>
 
 #include "common/hevcdec/dpb.h"
 #include "common/hevcdec/loop_filter.h"
@@ -24,14 +25,23 @@ bool is_radl(int t) { return t == GST_H265_NAL_SLICE_RADL_N || t == GST_H265_NAL
 // sub-layer non-reference picture: the even VCL types below 16
 bool is_slnr(int t) { return t <= 14 && (t % 2) == 0; }
 
-// 7.4.2: rbsp from the NAL unit payload (emulation_prevention_three_byte removed).
-void to_rbsp(const uint8_t* p, size_t n, std::vector<uint8_t>& out) {
+// Threads for WPP rows: the machine's, at most 16.
+int default_threads() {
+  const unsigned n = std::thread::hardware_concurrency();
+  return n ? int(std::min(n, 16u)) : 1;
+}
+
+// 7.4.2: rbsp from the NAL unit payload (emulation_prevention_three_byte removed); `removed`
+// receives the payload positions of the bytes taken out, ascending.
+void to_rbsp(const uint8_t* p, size_t n, std::vector<uint8_t>& out, std::vector<size_t>& removed) {
   out.clear();
   out.reserve(n);
+  removed.clear();
   int zeros = 0;
   for (size_t i = 0; i < n; ++i) {
     if (zeros >= 2 && p[i] == 3) {
       zeros = 0;
+      removed.push_back(i);
       continue;
     }
     out.push_back(p[i]);
@@ -65,6 +75,9 @@ struct Decoder::Impl {
   bool seen_irap = false;
   std::deque<DecodedFrame> frames;
   std::vector<uint8_t> rbsp;
+  std::vector<size_t> removed;     // emulation prevention bytes of the NAL unit in `rbsp`
+  std::vector<size_t> substreams;  // of the current slice segment (SliceDecodeInput)
+  int threads = default_threads();
 
   ~Impl() { gst_h265_parser_free(parser); }
 
@@ -255,7 +268,7 @@ struct Decoder::Impl {
     fs.slices.push_back(si);
 
     const uint8_t* payload = nalu.data + nalu.offset + nalu.header_bytes;
-    to_rbsp(payload, nalu.size - nalu.header_bytes, rbsp);
+    to_rbsp(payload, nalu.size - nalu.header_bytes, rbsp, removed);
     // slice data begins after byte_alignment(); GstH265Parser counts header_size with the
     // emulation prevention bytes and, depending on its version, with or without the alignment.
     const size_t pos = sh.header_size - 8 * sh.n_emulation_prevention_bytes;
@@ -271,6 +284,25 @@ struct Decoder::Impl {
     in.refs = &cur->slice_refs.back();
     in.col_pic = col_pic;
     in.recon = &recon;
+    // 7.4.7.1: entry points count slice data bytes with their emulation prevention bytes;
+    // substreams holds them as rbsp positions (only when every one lies inside the data)
+    substreams.clear();
+    if (threads > 1 && sh.num_entry_point_offsets && sh.entry_point_offset_minus1) {
+      size_t ep = 0, pos = offset;  // payload position of the slice data: skip removed bytes
+      while (ep < removed.size() && removed[ep] <= pos) ++pos, ++ep;
+      substreams.push_back(offset);
+      for (guint32 i = 0; i < sh.num_entry_point_offsets; ++i) {
+        pos += size_t(sh.entry_point_offset_minus1[i]) + 1;
+        const size_t before = size_t(std::lower_bound(removed.begin(), removed.end(), pos) - removed.begin());
+        if (pos - before >= rbsp.size()) {
+          substreams.clear();
+          break;
+        }
+        substreams.push_back(pos - before);
+      }
+    }
+    in.substreams = &substreams;
+    in.threads = threads;
     if (!decode_slice_segment(in, rbsp.data(), rbsp.size(), offset)) {
       err = "slice data could not be decoded";
       return false;
@@ -332,6 +364,8 @@ bool Decoder::decode(const uint8_t* data, size_t size) {
   }
   return ok;
 }
+
+void Decoder::set_threads(int n) { impl_->threads = std::max(1, n); }
 
 void Decoder::set_reconstructor(Reconstructor* r) {
   impl_->reconstructor = r;

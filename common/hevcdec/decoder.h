@@ -48,6 +48,9 @@ class Decoder {
   // that picture and all later ones are reconstructed on the CPU instead, so no picture is
   // lost (the pictures `r` keeps as references may be gone with its device).
   void set_reconstructor(Reconstructor* r);
+  // Threads that may decode the CTB rows of a WPP slice segment at once (default: the
+  // machine's, at most 16; 1: one row after the other). Same pictures either way.
+  void set_threads(int n);
   // Why the reconstructor failed (empty while it has not), for callers that must stop then.
   const std::string& reconstructor_error() const;
 

@@ -2,7 +2,10 @@
 #include "common/hevcdec/slice_decoder.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cstring>
+#include <memory>
+#include <thread>
 
 #include "common/dsp/hevc_itx.h"
 #include "common/dsp/hevc_mc.h"
@@ -21,14 +24,28 @@ int chroma_qp_mapping(int qpi) {
   return kTab[qpi - 30];
 }
 
+// Progress of one CTB row decoded on its own thread (WPP): CTBs done, and the contexts after its
+// second CTB (TableStateIdxWpp), valid once done >= 2 or the row is complete.
+struct RowSync {
+  std::atomic<int> done{0};
+  CabacContexts wpp{};
+};
+
 class SliceDecoder {
  public:
   SliceDecoder(const SliceDecodeInput& in)
       : in_(in), pp_(*in.pp), sh_(*in.sh), pps_(*in.pp->pps), sps_(*in.pp->sps), pic_(*in.pic),
-        fs_(*in.fs), recon_(*in.recon) {
+        fs_(*in.fs), recon_(in.recon) {
     if (sh_.type != GST_H265_I_SLICE) init_inter();
   }
   bool run(const uint8_t* rbsp, size_t size, size_t data_offset);
+  // One CTB row `y` of a WPP slice segment that starts at a row start, as its own substream
+  // from byte `start`, waiting for the row above where its CTBs depend on it (9.3.1, 6.4.1).
+  // `last`: the segment's last row, which ends with end_of_slice_segment_flag; the others end
+  // with end_of_subset_one_bit at the row's end.
+  bool run_row(const uint8_t* rbsp, size_t size, size_t start, int y, bool last, const RowSync* above,
+               RowSync& self, const std::atomic<bool>& abort);
+  void record_into(PictureRecon* r) { recon_ = r; }
 
  private:
   // 6.4.1 availability in z-scan order
@@ -69,7 +86,7 @@ class SliceDecoder {
   const GstH265SPS& sps_;
   Picture& pic_;
   FrameState& fs_;
-  PictureRecon& recon_;
+  PictureRecon* recon_;  // where the sample work is recorded
   SyntaxReader rd_;
   const uint8_t* rbsp_ = nullptr;
   size_t size_ = 0;
@@ -106,7 +123,7 @@ class SliceDecoder {
 void SliceDecoder::init_inter() {
   const RefPicLists& r = *in_.refs;
   for (int l = 0; l < 2; ++l)
-    for (int i = 0; i < r.n[l]; ++i) ref_map_[l * 16 + i] = recon_.ref_index(r.pic[l][i]);
+    for (int i = 0; i < r.n[l]; ++i) ref_map_[l * 16 + i] = recon_->ref_index(r.pic[l][i]);
   mv_env_.pp = &pp_;
   mv_env_.sh = &sh_;
   mv_env_.refs = &r;
@@ -203,7 +220,7 @@ void SliceDecoder::predict_inter(int x0, int y0, int w, int h, const MvField& mf
       }
     }
   }
-  recon_.pbs.push_back(pb);
+  recon_->pbs.push_back(pb);
 }
 
 bool SliceDecoder::available(int x_curr, int y_curr, int x_nb, int y_nb) const {
@@ -296,6 +313,55 @@ bool SliceDecoder::run(const uint8_t* rbsp, size_t size, size_t data_offset) {
     in_.carry->qp_y_prev = qp_y_;
   }
   return true;
+}
+
+// Waits until the row above has `ctbs` CTBs done (or is complete, or the segment failed).
+bool wait_for(const RowSync* above, int ctbs, const std::atomic<bool>& abort) {
+  if (!above) return true;
+  for (int spins = 0; above->done.load(std::memory_order_acquire) < ctbs; ++spins) {
+    if (abort.load(std::memory_order_relaxed)) return false;
+    if (spins > 64) std::this_thread::yield();
+  }
+  // a failed row is marked complete without being so: nothing of it may be read
+  return !abort.load(std::memory_order_acquire);
+}
+
+bool SliceDecoder::run_row(const uint8_t* rbsp, size_t size, size_t start, int y, bool last, const RowSync* above,
+                           RowSync& self, const std::atomic<bool>& abort) {
+  rbsp_ = rbsp;
+  size_ = size;
+  slice_qp_y_ = 26 + pps_.init_qp_minus26 + sh_.qp_delta;
+  const int w = pp_.pic_width_in_ctbs;
+  rd_.eng.init(rbsp, size, start);
+  y_ctb_ = y << pp_.log2_ctb_size;
+  // 9.3.1 at the row start: the contexts of the row above after its 2nd CTB when the CTB above
+  // right is available (in this slice), else initialised; qPY_PREV = SliceQpY.
+  if (!wait_for(above, std::min(2, w), abort)) return false;
+  x_ctb_ = 0;
+  ctb_addr_rs_ = y * w;
+  ctb_addr_ts_ = ctb_addr_rs_;  // no tiles
+  fs_.ctb_slice[ctb_addr_rs_] = static_cast<int16_t>(in_.slice_idx);
+  if (above && available(0, y_ctb_, pp_.ctb_size, y_ctb_ - pp_.ctb_size))
+    rd_.ctx = above->wpp;
+  else
+    init_contexts();
+  qp_y_prev_ = slice_qp_y_;
+  qp_y_ = qp_y_prev_;
+  for (int x = 0; x < w; ++x) {
+    if (!wait_for(above, std::min(x + 2, w), abort)) return false;
+    x_ctb_ = x << pp_.log2_ctb_size;
+    ctb_addr_rs_ = y * w + x;
+    ctb_addr_ts_ = ctb_addr_rs_;
+    fs_.ctb_slice[ctb_addr_rs_] = static_cast<int16_t>(in_.slice_idx);
+    if (!coding_tree_unit()) return false;
+    if (x == 1 || w == 1) self.wpp = rd_.ctx;  // 9.3.2.3 storage after the 2nd CTB of a row
+    self.done.store(x + 1, std::memory_order_release);
+    const int end_of_slice_segment = rd_.end_of_slice_segment_flag();
+    if (rd_.eng.overrun()) return false;
+    if (end_of_slice_segment) return last;  // only the last row may end the segment
+    if (x == w - 1) return !last && rd_.end_of_subset_one_bit();
+  }
+  return false;
 }
 
 // 7.3.8.2
@@ -585,11 +651,11 @@ bool SliceDecoder::pcm_sample(int x0, int y0, int log2_cb_size) {
   b.x = uint16_t(x0);
   b.y = uint16_t(y0);
   b.log2_size = uint8_t(log2_cb_size);
-  b.offset = uint32_t(recon_.pcm_samples.size());
-  recon_.pcm.push_back(b);
-  for (int i = 0; i < s * s; ++i) recon_.pcm_samples.push_back(uint16_t(bits(pbd_y) << (pp_.bit_depth_y - pbd_y)));
+  b.offset = uint32_t(recon_->pcm_samples.size());
+  recon_->pcm.push_back(b);
+  for (int i = 0; i < s * s; ++i) recon_->pcm_samples.push_back(uint16_t(bits(pbd_y) << (pp_.bit_depth_y - pbd_y)));
   for (int i = 0; i < s * s / 2; ++i)
-    recon_.pcm_samples.push_back(uint16_t(bits(pbd_c) << (pp_.bit_depth_c - pbd_c)));
+    recon_->pcm_samples.push_back(uint16_t(bits(pbd_c) << (pp_.bit_depth_c - pbd_c)));
   if (bitpos > size_ * 8) return false;
   rd_.eng.init(rbsp_, size_, (bitpos + 7) >> 3);
   return true;
@@ -756,14 +822,14 @@ void SliceDecoder::reconstruct_block(int x0, int y0, int log2_size, int c_idx, b
     const int matrix_id = c_idx + (pred_mode_ == MODE_INTRA ? 0 : 3);
     tu.scaling = pp_.scaling_factor[log2_size - 2][matrix_id].data();
   }
-  tu.coeff_offset = uint32_t(recon_.levels.size());
-  recon_.levels.insert(recon_.levels.end(), coeffs_, coeffs_ + (1 << (2 * log2_size)));
+  tu.coeff_offset = uint32_t(recon_->levels.size());
+  recon_->levels.insert(recon_->levels.end(), coeffs_, coeffs_ + (1 << (2 * log2_size)));
   if (pred_mode_ == MODE_INTRA) {
     // the intra block recorded just before (transform_unit predicts, then reconstructs)
-    recon_.intra.back().tu = int32_t(recon_.intra_tus.size());
-    recon_.intra_tus.push_back(tu);
+    recon_->intra.back().tu = int32_t(recon_->intra_tus.size());
+    recon_->intra_tus.push_back(tu);
   } else {
-    recon_.inter_tus.push_back(tu);
+    recon_->inter_tus.push_back(tu);
   }
 }
 
@@ -791,13 +857,83 @@ void SliceDecoder::intra_predict(int x0, int y0, int log2_size, int c_idx, int m
   for (int i = 0; i < 2 * n; i += u) unit(x0 - 1, y0 + 2 * n - 1 - i);
   unit(x0 - 1, y0 - 1);
   for (int i = 0; i < 2 * n; i += u) unit(x0 + i, y0 - 1);
-  recon_.intra.push_back(b);
+  recon_->intra.push_back(b);
+}
+
+// Appends the sample work of one row to the picture's, in decoding order.
+void append_recon(PictureRecon& to, const PictureRecon& from) {
+  const uint32_t levels = uint32_t(to.levels.size()), pcm = uint32_t(to.pcm_samples.size());
+  const int32_t intra_tus = int32_t(to.intra_tus.size());
+  to.levels.insert(to.levels.end(), from.levels.begin(), from.levels.end());
+  to.pcm_samples.insert(to.pcm_samples.end(), from.pcm_samples.begin(), from.pcm_samples.end());
+  to.pbs.insert(to.pbs.end(), from.pbs.begin(), from.pbs.end());
+  for (HevcTu tu : from.inter_tus) {
+    tu.coeff_offset += levels;
+    to.inter_tus.push_back(tu);
+  }
+  for (HevcTu tu : from.intra_tus) {
+    tu.coeff_offset += levels;
+    to.intra_tus.push_back(tu);
+  }
+  for (HevcIntraBlock b : from.intra) {
+    if (b.tu >= 0) b.tu += intra_tus;
+    to.intra.push_back(b);
+  }
+  for (PcmBlock b : from.pcm) {
+    b.offset += pcm;
+    to.pcm.push_back(b);
+  }
+}
+
+// The rows of a WPP slice segment on several threads: each row is its own substream (entry
+// points) and needs only the row above to be two CTBs ahead, the wavefront WPP was made for.
+bool decode_rows_in_parallel(const SliceDecodeInput& in, const uint8_t* rbsp, size_t size) {
+  const PicParams& pp = *in.pp;
+  const int w = pp.pic_width_in_ctbs;
+  const int y0 = in.sh->segment_address / w;
+  const int n_rows = int(in.substreams->size());
+  std::unique_ptr<RowSync[]> sync(new RowSync[size_t(n_rows)]);
+  std::vector<std::unique_ptr<SliceDecoder>> rows;
+  std::vector<PictureRecon> recons(static_cast<size_t>(n_rows));
+  for (int r = 0; r < n_rows; ++r) {  // one decoder per row; references indexed here, in order
+    rows.emplace_back(new SliceDecoder(in));
+    rows.back()->record_into(&recons[size_t(r)]);
+  }
+  std::atomic<bool> abort{false};
+  std::atomic<int> next{0};
+  auto work = [&]() {
+    for (int r; (r = next.fetch_add(1)) < n_rows;) {
+      const bool ok = rows[size_t(r)]->run_row(rbsp, size, (*in.substreams)[size_t(r)], y0 + r, r == n_rows - 1,
+                                               r ? &sync[size_t(r) - 1] : nullptr, sync[size_t(r)], abort);
+      if (!ok) abort.store(true);
+      sync[size_t(r)].done.store(w, std::memory_order_release);  // never leave a waiter behind
+    }
+  };
+  const int n_threads = std::min(in.threads, n_rows);
+  std::vector<std::thread> threads;
+  for (int t = 1; t < n_threads; ++t) threads.emplace_back(work);
+  work();
+  for (std::thread& t : threads) t.join();
+  if (abort.load()) return false;
+  for (const PictureRecon& r : recons) append_recon(*in.recon, r);
+  return true;
 }
 
 }  // namespace
 
 bool decode_slice_segment(const SliceDecodeInput& in, const uint8_t* rbsp, size_t size,
                           size_t data_offset) {
+  const PicParams& pp = *in.pp;
+  const GstH265PPS& pps = *pp.pps;
+  // WPP rows in parallel where each row is a whole substream: no tiles, no dependent segments
+  // (TableStateIdxDs), the segment starting at a row start and spanning as many rows as it has
+  // substreams.
+  if (in.threads > 1 && in.substreams && in.substreams->size() > 1 && pps.entropy_coding_sync_enabled_flag &&
+      !pps.tiles_enabled_flag && !pps.dependent_slice_segments_enabled_flag &&
+      in.sh->segment_address % pp.pic_width_in_ctbs == 0 &&
+      int(in.sh->segment_address) / pp.pic_width_in_ctbs + int(in.substreams->size()) <= pp.pic_height_in_ctbs &&
+      in.substreams->front() == data_offset)
+    return decode_rows_in_parallel(in, rbsp, size);
   SliceDecoder d(in);
   return d.run(rbsp, size, data_offset);
 }

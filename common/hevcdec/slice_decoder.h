@@ -5,6 +5,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <vector>
 
 #include "common/hevcdec/params.h"
 #include "common/hevcdec/picture.h"
@@ -32,6 +33,10 @@ struct SliceDecodeInput {
   const RefPicLists* refs = nullptr;  // P and B slices: RefPicList0/1 (8.3.4)
   const Picture* col_pic = nullptr;   // ColPic when slice_temporal_mvp_enabled_flag is 1
   PictureRecon* recon = nullptr;      // receives the picture's sample reconstruction work
+  // Where each substream of the segment starts in `rbsp` (entry points, the first one being the
+  // slice data), or null; and how many threads may decode them (WPP rows in parallel).
+  const std::vector<size_t>* substreams = nullptr;
+  int threads = 1;
 };
 
 // Parses slice_segment_data() from `rbsp` (emulation prevention removed), starting at byte

@@ -218,8 +218,11 @@ std::string first_diff(const std::vector<uint8_t>& a, const std::vector<uint8_t>
 
 // Our frames: the whole stream in one decode(), or access unit by access unit with
 // end_access_unit() after each (as cudahevcdec does); both must give the same frames.
+// Whole streams are decoded with 8 threads (WPP rows in parallel, more threads than CI has
+// cores), access unit by access unit with one (rows in sequence): both must give FFmpeg's frames.
 Frames decode_ours(const std::vector<uint8_t>& stream, bool by_access_unit) {
   gvc::hevc::Decoder dec;
+  dec.set_threads(by_access_unit ? 1 : 8);
   if (by_access_unit) {
     for (const auto& au : gvc::test::split_access_units(stream)) {
       EXPECT_TRUE(dec.decode(au.data(), au.size())) << dec.error();
