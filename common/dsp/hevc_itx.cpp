@@ -34,9 +34,24 @@ constexpr int kDst[4][4] = {{29, 55, 74, 84}, {74, 74, 0, -74}, {84, -29, -74, 5
 
 constexpr int kLevelScale[6] = {40, 45, 51, 57, 64, 72};
 
-inline int coef(int n_tbs, bool dst, int k, int n) {
-  return dst ? kDst[k][n] : kTrans.m[k * (32 / n_tbs)][n];
-}
+// transMatrix of one size as [k][n] rows of 32 ints (the DST's, or every (32 / nTbS)th row of the
+// 32x32 matrix), built once.
+struct Matrices {
+  int32_t m[5][32][32];  // [0] DST-VII 4x4, [log2 nTbS - 1] DCT 4..32
+  Matrices() {
+    for (int t = 0; t < 5; ++t)
+      for (int k = 0; k < 32; ++k)
+        for (int n = 0; n < 32; ++n) m[t][k][n] = 0;
+    for (int k = 0; k < 4; ++k)
+      for (int n = 0; n < 4; ++n) m[0][k][n] = kDst[k][n];
+    for (int log2 = 2; log2 <= 5; ++log2) {
+      const int s = 1 << log2;
+      for (int k = 0; k < s; ++k)
+        for (int n = 0; n < s; ++n) m[log2 - 1][k][n] = kTrans.m[k * (32 / s)][n];
+    }
+  }
+};
+const Matrices kMatrices;
 
 }  // namespace
 
@@ -68,26 +83,36 @@ void hevc_inverse_transform(int32_t* d, int log2_size, bool dst, bool skip, int 
     for (int i = 0; i < s * s; ++i) d[i] = ((d[i] << ts_shift) + round) >> bd_shift;
     return;
   }
+  const int32_t(*m)[32] = kMatrices.m[dst ? 0 : log2_size - 1];  // m[k][n]
+  // Coefficients are mostly zero towards high frequencies: the sums below stop at the last
+  // non-zero one, and columns without any give zero columns of g, which the row pass skips.
+  // |coefficient| <= 90 and |d|, |g| <= 32768 keep each sum of at most 32 terms in 32 bits.
   int32_t g[32 * 32];
+  int last_col = -1;
   // 1. one-dimensional transform of every column (d[x][y] lies at d[y * s + x]).
   for (int x = 0; x < s; ++x) {
-    int last = -1;  // columns are mostly zero towards high frequencies
+    int last = -1;
     for (int k = 0; k < s; ++k)
       if (d[k * s + x]) last = k;
+    if (last < 0) {
+      for (int y = 0; y < s; ++y) g[y * s + x] = 0;
+      continue;
+    }
+    last_col = x;
     for (int y = 0; y < s; ++y) {
-      int64_t e = 0;
-      for (int k = 0; k <= last; ++k) e += coef(s, dst, k, y) * int64_t(d[k * s + x]);
-      const int64_t v = (e + 64) >> 7;
-      g[y * s + x] = static_cast<int32_t>(v < -32768 ? -32768 : (v > 32767 ? 32767 : v));
+      int32_t e = 0;
+      for (int k = 0; k <= last; ++k) e += m[k][y] * d[k * s + x];
+      const int32_t v = (e + 64) >> 7;
+      g[y * s + x] = v < -32768 ? -32768 : (v > 32767 ? 32767 : v);
     }
   }
   // 2. one-dimensional transform of every row of g.
   for (int y = 0; y < s; ++y) {
     const int32_t* row = g + y * s;
     for (int x = 0; x < s; ++x) {
-      int64_t r = 0;
-      for (int k = 0; k < s; ++k) r += coef(s, dst, k, x) * int64_t(row[k]);
-      d[y * s + x] = static_cast<int32_t>((r + round) >> bd_shift);
+      int32_t r = 0;
+      for (int k = 0; k <= last_col; ++k) r += m[k][x] * row[k];
+      d[y * s + x] = (r + round) >> bd_shift;
     }
   }
 }

@@ -25,10 +25,36 @@ void sao_ctb(const HevcSaoFrame& f, int rx, int ry, int c, const HevcPlane& src,
   if (type == 1)
     for (int k = 0; k < 4; ++k) band_table[(k + s.band_position[c]) & 31] = k + 1;
   const int band_shift = bd - 5;
-  for (int y = y0; y < y1; ++y)
+  // Samples SaoTypeIdx leaves alone (pcm/bypass units): looked up only where the CTB has any.
+  bool any_no_filter = false;
+  for (int yl = (y0 << shift) >> 2; yl < ((y1 << shift) + 3) >> 2 && !any_no_filter; ++yl)
+    for (int xl = (x0 << shift) >> 2; xl < ((x1 << shift) + 3) >> 2; ++xl)
+      if (f.no_filter[yl * f.no_filter_stride + xl]) {
+        any_no_filter = true;
+        break;
+      }
+  const int cls = s.eo_class[c];
+  const int dx_a = kEoPos[cls][0][0], dy_a = kEoPos[cls][0][1];
+  const int dx_b = kEoPos[cls][1][0], dy_b = kEoPos[cls][1][1];
+  for (int y = y0; y < y1; ++y) {
+    // Edge offset in the CTB's interior: both neighbours lie inside the CTB and the picture,
+    // so none of the checks below can skip the sample.
+    const bool inner_row = type == 2 && !any_no_filter && y > y0 && y < y1 - 1;
     for (int x = x0; x < x1; ++x) {
+      if (inner_row && x > x0 && x < x1 - 1) {
+        const int last = x1 - 1;
+        const uint16_t* r = &src.at(0, y);
+        uint16_t* out = &dst.at(0, y);
+        const ptrdiff_t a = dy_a * src.stride + dx_a, b = dy_b * src.stride + dx_b;
+        for (; x < last; ++x) {
+          const int rec = r[x];
+          const int e = 2 + sign(rec - r[x + a]) + sign(rec - r[x + b]);
+          const int edge_idx = (e == 0 || e == 1 || e == 2) ? (e == 2 ? 0 : e + 1) : e;
+          out[x] = static_cast<uint16_t>(hevc_clip3(0, maxv, rec + s.offset_val[c][edge_idx]));
+        }
+      }
       const int xl = x << shift, yl = y << shift;
-      if (f.no_filter[(yl >> 2) * f.no_filter_stride + (xl >> 2)]) continue;
+      if (any_no_filter && f.no_filter[(yl >> 2) * f.no_filter_stride + (xl >> 2)]) continue;
       const int rec = src.at(x, y);
       int offset;
       if (type == 1) {
@@ -56,6 +82,7 @@ void sao_ctb(const HevcSaoFrame& f, int rx, int ry, int c, const HevcPlane& src,
       }
       dst.at(x, y) = static_cast<uint16_t>(hevc_clip3(0, maxv, rec + offset));
     }
+  }
 }
 
 }  // namespace
