@@ -30,20 +30,27 @@ void hevc_mc_interpolate(const HevcPlane& ref, int c_idx, int x, int y, int w, i
   const int* fx = luma ? kLumaFilter[x_frac] : kChromaFilter[x_frac];
   const int* fy = luma ? kLumaFilter[y_frac] : kChromaFilter[y_frac];
   const int shift1 = std::min(4, bit_depth - 8), shift2 = 6, shift3 = std::max(2, 14 - bit_depth);
-  // reference sample padding: coordinates clipped into the picture (8-228, 8-229, 8-240, 8-241)
-  auto s = [&](int xs, int ys) {
-    return int(ref.at(hevc_clip3(0, ref.width - 1, xs), hevc_clip3(0, ref.height - 1, ys)));
-  };
+  // Reference sample padding: coordinates clipped into the picture (8-228, 8-229, 8-240,
+  // 8-241), once per sample of the window the filters read, (w + taps - 1) x (h + taps - 1)
+  // from (x_int - half, y_int - half).
+  const int ww = w + taps - 1, wh = h + taps - 1;
+  if (w < 1 || h < 1 || w > 64 || h > 64) return;
+  uint16_t win[71 * 71];
+  for (int j = 0; j < wh; ++j) {
+    const uint16_t* row = &ref.at(0, hevc_clip3(0, ref.height - 1, y_int - half + j));
+    for (int i = 0; i < ww; ++i) win[j * ww + i] = row[hevc_clip3(0, ref.width - 1, x_int - half + i)];
+  }
   if (!x_frac && !y_frac) {
     for (int j = 0; j < h; ++j)
-      for (int i = 0; i < w; ++i) pred[j * w + i] = int16_t(s(x_int + i, y_int + j) << shift3);
+      for (int i = 0; i < w; ++i) pred[j * w + i] = int16_t(win[(j + half) * ww + i + half] << shift3);
     return;
   }
   if (!y_frac) {
     for (int j = 0; j < h; ++j)
       for (int i = 0; i < w; ++i) {
+        const uint16_t* p = win + (j + half) * ww + i;
         int sum = 0;
-        for (int t = 0; t < taps; ++t) sum += fx[t] * s(x_int + i + t - half, y_int + j);
+        for (int t = 0; t < taps; ++t) sum += fx[t] * p[t];
         pred[j * w + i] = int16_t(sum >> shift1);
       }
     return;
@@ -51,24 +58,26 @@ void hevc_mc_interpolate(const HevcPlane& ref, int c_idx, int x, int y, int w, i
   if (!x_frac) {
     for (int j = 0; j < h; ++j)
       for (int i = 0; i < w; ++i) {
+        const uint16_t* p = win + j * ww + i + half;
         int sum = 0;
-        for (int t = 0; t < taps; ++t) sum += fy[t] * s(x_int + i, y_int + j + t - half);
+        for (int t = 0; t < taps; ++t) sum += fy[t] * p[t * ww];
         pred[j * w + i] = int16_t(sum >> shift1);
       }
     return;
   }
   // both fractional: horizontal pass over h + taps - 1 rows, then the vertical pass (shift2)
-  std::vector<int> tmp(size_t(w) * (h + taps - 1));
-  for (int j = 0; j < h + taps - 1; ++j)
+  int tmp[71 * 64];
+  for (int j = 0; j < wh; ++j)
     for (int i = 0; i < w; ++i) {
+      const uint16_t* p = win + j * ww + i;
       int sum = 0;
-      for (int t = 0; t < taps; ++t) sum += fx[t] * s(x_int + i + t - half, y_int + j - half);
-      tmp[size_t(j) * w + i] = sum >> shift1;
+      for (int t = 0; t < taps; ++t) sum += fx[t] * p[t];
+      tmp[j * w + i] = sum >> shift1;
     }
   for (int j = 0; j < h; ++j)
     for (int i = 0; i < w; ++i) {
       int sum = 0;
-      for (int t = 0; t < taps; ++t) sum += fy[t] * tmp[size_t(j + t) * w + i];
+      for (int t = 0; t < taps; ++t) sum += fy[t] * tmp[(j + t) * w + i];
       pred[j * w + i] = int16_t(sum >> shift2);
     }
 }

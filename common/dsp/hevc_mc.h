@@ -35,7 +35,8 @@ struct HevcMc {
 
 // 8.5.3.3.3.1 / 8.5.3.3.3.2 fractional sample interpolation of one block of one component into
 // 14-bit intermediate predSamples (w x h, row stride w). `c_idx` 0 uses the 8-tap luma filter
-// with quarter-sample `mv`, else the 4-tap chroma filter with eighth-sample `mv` (4:2:0).
+// with quarter-sample `mv`, else the 4-tap chroma filter with eighth-sample `mv` (4:2:0); w and
+// h are 1..64 (nothing is written otherwise).
 void hevc_mc_interpolate(const HevcPlane& ref, int c_idx, int x, int y, int w, int h,
                          int mv_x, int mv_y, int bit_depth, int16_t* pred);
 

@@ -124,7 +124,10 @@ TEST(HevcMc, WeightingIdentitiesAndOffsets) {
         const int o = (c == 0 ? 5 : (c == 1 ? -3 : 0)) << (bd - 8);
         // where the default result was not clipped (predicted area only), the offset adds up
         const bool unclipped = def.buf[c][i] > 0 && def.buf[c][i] < maxv;
-        if (unclipped) ASSERT_EQ(off.buf[c][i], std::clamp(int(def.buf[c][i]) + o, 0, maxv)) << "bd " << bd << " c " << c << " i " << i;
+        if (unclipped) {
+          ASSERT_EQ(off.buf[c][i], std::clamp(int(def.buf[c][i]) + o, 0, maxv))
+              << "bd " << bd << " c " << c << " i " << i;
+        }
       }
   }
 }
