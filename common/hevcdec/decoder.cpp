@@ -74,6 +74,7 @@ struct Decoder::Impl {
   bool skipping = false;         // current picture is skipped (RASL, or no IRAP seen yet)
   bool seen_irap = false;
   std::deque<DecodedFrame> frames;
+  std::vector<DecodedFrame> spare;  // buffers of frames taken earlier, for reuse
   std::vector<uint8_t> rbsp;
   std::vector<size_t> removed;     // emulation prevention bytes of the NAL unit in `rbsp`
   std::vector<size_t> substreams;  // of the current slice segment (SliceDecodeInput)
@@ -102,6 +103,10 @@ struct Decoder::Impl {
   void collect() {
     for (auto& p : dpb.output) {
       DecodedFrame f;
+      if (!spare.empty()) {
+        f = std::move(spare.back());
+        spare.pop_back();
+      }
       f.width = p->crop_w;
       f.height = p->crop_h;
       f.bit_depth = p->bit_depth_y;
@@ -385,9 +390,12 @@ void Decoder::flush() {
 }
 
 bool Decoder::take_frame(DecodedFrame& out) {
-  if (impl_->frames.empty()) return false;
-  out = std::move(impl_->frames.front());
-  impl_->frames.pop_front();
+  Impl& d = *impl_;
+  if (d.frames.empty()) return false;
+  std::swap(out, d.frames.front());
+  // what `out` held serves a later picture (its pages are mapped already)
+  if (d.spare.size() < 4 && !d.frames.front().planes[0].empty()) d.spare.push_back(std::move(d.frames.front()));
+  d.frames.pop_front();
   return true;
 }
 

@@ -39,7 +39,9 @@ class Decoder {
   void end_access_unit();
   // End of stream: finishes the current picture and outputs everything left in the DPB.
   void flush();
-  // Takes the next picture in output order; false when none is ready.
+  // Takes the next picture in output order; false when none is ready. The buffers `out` held
+  // are reused for a later picture, so a caller that passes the same object each time saves
+  // their allocation.
   bool take_frame(DecodedFrame& out);
   const std::string& error() const { return error_; }
 

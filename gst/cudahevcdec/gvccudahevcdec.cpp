@@ -93,6 +93,7 @@ struct GvcHevcDecState {
   std::vector<uint8_t> au;              /* the access unit, Annex B */
   int max_num_reorder = -1;
   int out_width = 0, out_height = 0, out_depth = 0;
+  gvc::hevc::DecodedFrame picture;      /* the last one taken: its buffers are reused */
 };
 
 struct _GvcCudaHevcDec {
@@ -494,7 +495,7 @@ gvc_cuda_hevc_dec_push_pictures (GvcCudaHevcDec * self)
   GstVideoDecoder *decoder = GST_VIDEO_DECODER (self);
   GvcHevcDecState *s = self->state;
   GstFlowReturn ret = GST_FLOW_OK;
-  gvc::hevc::DecodedFrame pic;
+  gvc::hevc::DecodedFrame & pic = s->picture;
 
   while (s->engine->take_frame (pic)) {
     gvc::hevcdec::PendingFrame pending;
