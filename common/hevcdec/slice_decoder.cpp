@@ -5,6 +5,7 @@
 #include <atomic>
 #include <cstring>
 #include <memory>
+#include <system_error>
 #include <thread>
 
 #include "common/dsp/hevc_itx.h"
@@ -911,7 +912,13 @@ bool decode_rows_in_parallel(const SliceDecodeInput& in, const uint8_t* rbsp, si
   };
   const int n_threads = std::min(in.threads, n_rows);
   std::vector<std::thread> threads;
-  for (int t = 1; t < n_threads; ++t) threads.emplace_back(work);
+  for (int t = 1; t < n_threads; ++t) {
+    try {
+      threads.emplace_back(work);
+    } catch (const std::system_error&) {
+      break;  // no more threads to be had: the rows left are taken by those running
+    }
+  }
   work();
   for (std::thread& t : threads) t.join();
   if (abort.load()) return false;
