@@ -58,9 +58,10 @@ struct Decoder::Impl {
   FrameState fs;
   PictureRecon recon;
   Reconstructor* reconstructor = nullptr;
-  std::string recon_error;  // a failure of `reconstructor`, for the next decode()
-  bool reconstructor_failed = false;  // then the CPU reconstructs the rest of the stream
-  std::string reconstructor_error;    // what made it fail, kept
+  // Why `reconstructor` failed (then the CPU reconstructs the rest of the stream), and whether
+  // decode() has still to report it.
+  std::string reconstructor_error;
+  bool reconstructor_error_pending = false;
   SegmentCarry carry;
   Picture* cur = nullptr;
   const GstH265SPS* cur_sps = nullptr;
@@ -86,12 +87,11 @@ struct Decoder::Impl {
     if (!cur) return;
     cur->ctb_slice = fs.ctb_slice;
     std::string err;
-    if (reconstructor && !reconstructor_failed && !reconstructor->run(pp, fs, recon, *cur, err)) {
-      recon_error = "picture reconstruction failed: " + err;
-      reconstructor_failed = true;
-      reconstructor_error = recon_error;
+    if (reconstructor && reconstructor_error.empty() && !reconstructor->run(pp, fs, recon, *cur, err)) {
+      reconstructor_error = "picture reconstruction failed: " + err;
+      reconstructor_error_pending = true;
     }
-    if (!reconstructor || reconstructor_failed) {
+    if (!reconstructor || !reconstructor_error.empty()) {
       reconstruct_picture(pp, recon, *cur);
       apply_loop_filters(pp, fs, *cur);
     }
@@ -362,9 +362,9 @@ bool Decoder::decode(const uint8_t* data, size_t size) {
       d.seen_irap = false;            // resume at the next IRAP
     }
   }
-  if (!d.recon_error.empty()) {
-    error_ = d.recon_error;
-    d.recon_error.clear();
+  if (d.reconstructor_error_pending) {
+    error_ = d.reconstructor_error;
+    d.reconstructor_error_pending = false;
     ok = false;
   }
   return ok;
@@ -374,8 +374,8 @@ void Decoder::set_threads(int n) { impl_->threads = std::max(1, n); }
 
 void Decoder::set_reconstructor(Reconstructor* r) {
   impl_->reconstructor = r;
-  impl_->reconstructor_failed = false;
   impl_->reconstructor_error.clear();
+  impl_->reconstructor_error_pending = false;
   if (r) r->forget_pictures();
 }
 

@@ -13,6 +13,8 @@
 #include <unistd.h>
 
 #include "common/hevcdec/decoder.h"
+#include "common/hevcdec/loop_filter.h"
+#include "common/hevcdec/recon.h"
 #include "tests/hevc/stream_oracle.h"
 
 namespace {
@@ -732,6 +734,56 @@ TEST(HevcDecodeOpenGop, Libde265RepeatedSpsBeforeCra) {
   expect_same_frames(ours, dec265_frames(stream, frame_bytes(176, 144, 1), err), 176, 144, 1,
                      "libde265 without repeated parameter sets");
   EXPECT_TRUE(err.empty()) << err;
+}
+
+// A Reconstructor that fails on its third picture, as a GPU would: the failure is reported by
+// the next decode() (once), the failed picture and every later one are reconstructed on the
+// CPU and the reconstructor is not called again, and no picture is lost or changed.
+TEST(HevcDecodeReconstructor, FailureIsReportedOnceAndTheCpuTakesOver) {
+  ASSERT_FALSE(gvc::test::hevc_find_ffmpeg().empty()) << "ffmpeg is required (set $FFMPEG)";
+  ASSERT_FALSE(gvc::test::hevc_find_clip().empty()) << "test clip missing";
+  std::string err;
+  const auto stream = gvc::test::x265_encode(gvc::test::hevc_find_clip(), 176, 144, 8, "yuv420p",
+                                             "keyint=4:min-keyint=4:bframes=0:ctu=32:qp=30", err);
+  ASSERT_FALSE(stream.empty()) << err;
+  const Frames ref = gvc::test::ffmpeg_decode(stream, "yuv420p", frame_bytes(176, 144, 1), err);
+  ASSERT_EQ(ref.size(), 8u) << err;
+
+  struct FailingThird : gvc::hevc::Reconstructor {
+    int calls = 0;
+    bool run(const gvc::hevc::PicParams& pp, const gvc::hevc::FrameState& fs, const gvc::hevc::PictureRecon& r,
+             gvc::hevc::Picture& pic, std::string& why) override {
+      if (++calls == 3) {
+        why = "simulated device failure";
+        return false;
+      }
+      gvc::hevc::reconstruct_picture(pp, r, pic);
+      gvc::hevc::apply_loop_filters(pp, fs, pic);
+      return true;
+    }
+  } recon;
+  gvc::hevc::Decoder dec;
+  dec.set_reconstructor(&recon);
+  const auto aus = gvc::test::split_access_units(stream);
+  ASSERT_EQ(aus.size(), 8u);
+  Frames ours;
+  gvc::hevc::DecodedFrame f;
+  int reported = 0;
+  for (size_t i = 0; i < aus.size(); ++i) {
+    if (!dec.decode(aus[i].data(), aus[i].size())) {
+      ++reported;
+      EXPECT_EQ(i, 3u) << "reported by the decode() after the failed picture";
+      EXPECT_NE(dec.error().find("simulated device failure"), std::string::npos) << dec.error();
+    }
+    dec.end_access_unit();
+    EXPECT_EQ(dec.reconstructor_error().empty(), i < 2) << "picture " << i;
+    while (dec.take_frame(f)) ours.push_back(to_raw(f));
+  }
+  dec.flush();
+  while (dec.take_frame(f)) ours.push_back(to_raw(f));
+  EXPECT_EQ(reported, 1);
+  EXPECT_EQ(recon.calls, 3);
+  expect_same_frames(ours, ref, 176, 144, 1, "ffmpeg");
 }
 
 // end_access_unit(): with no reordering (x265 bframes=0: sps_max_num_reorder_pics 0) each
