@@ -15,11 +15,16 @@
 #include "common/hevcdec/decoder.h"
 #include "common/hevcdec/loop_filter.h"
 #include "common/hevcdec/recon.h"
+#include "tests/hevc/our_frames.h"
 #include "tests/hevc/stream_oracle.h"
 
 namespace {
 
-using Frames = std::vector<std::vector<uint8_t>>;
+using gvc::test::decode_ours;
+using gvc::test::first_diff;
+using gvc::test::frame_bytes;
+using gvc::test::Frames;
+using gvc::test::to_raw;
 
 // A rewrite of an x265 stream into syntax x265 does not produce (stream_oracle.h); `changed`
 // receives how many NAL units or pictures it changed.
@@ -180,65 +185,6 @@ void check_features(const std::vector<uint8_t>& stream, const std::string& expec
 }
 
 void PrintTo(const StreamCase& c, std::ostream* os) { *os << c.name; }
-
-size_t frame_bytes(int w, int h, int bytes) {
-  return (size_t(w) * h + 2 * size_t((w + 1) / 2) * ((h + 1) / 2)) * bytes;
-}
-
-// The decoder's frame as ffmpeg's rawvideo bytes (8 bit, or 16-bit little endian).
-std::vector<uint8_t> to_raw(const gvc::hevc::DecodedFrame& f) {
-  std::vector<uint8_t> out;
-  for (int c = 0; c < 3; ++c)
-    for (uint16_t v : f.planes[c]) {
-      if (f.bit_depth == 8) {
-        out.push_back(static_cast<uint8_t>(v));
-      } else {
-        out.push_back(static_cast<uint8_t>(v & 0xff));
-        out.push_back(static_cast<uint8_t>(v >> 8));
-      }
-    }
-  return out;
-}
-
-// First differing sample as text, for a readable failure.
-std::string first_diff(const std::vector<uint8_t>& a, const std::vector<uint8_t>& b, int w, int h,
-                       int bytes) {
-  const size_t ysz = size_t(w) * h * bytes;
-  const size_t csz = size_t((w + 1) / 2) * ((h + 1) / 2) * bytes;
-  for (size_t i = 0; i < a.size() && i < b.size(); ++i)
-    if (a[i] != b[i]) {
-      int plane = i < ysz ? 0 : (i < ysz + csz ? 1 : 2);
-      size_t o = plane == 0 ? i : (plane == 1 ? i - ysz : i - ysz - csz);
-      const int pw = plane ? (w + 1) / 2 : w;
-      char buf[128];
-      snprintf(buf, sizeof(buf), "plane %d x %zu y %zu: ours %d theirs %d", plane,
-               (o / bytes) % pw, (o / bytes) / pw, a[i], b[i]);
-      return buf;
-    }
-  return a.size() == b.size() ? "equal" : "sizes differ";
-}
-
-// Our frames: the whole stream in one decode(), or access unit by access unit with
-// end_access_unit() after each (as cudahevcdec does); both must give the same frames.
-// Whole streams are decoded with 8 threads (WPP rows in parallel, more threads than CI has
-// cores), access unit by access unit with one (rows in sequence): both must give FFmpeg's frames.
-Frames decode_ours(const std::vector<uint8_t>& stream, bool by_access_unit) {
-  gvc::hevc::Decoder dec;
-  dec.set_threads(by_access_unit ? 1 : 8);
-  if (by_access_unit) {
-    for (const auto& au : gvc::test::split_access_units(stream)) {
-      EXPECT_TRUE(dec.decode(au.data(), au.size())) << dec.error();
-      dec.end_access_unit();
-    }
-  } else {
-    EXPECT_TRUE(dec.decode(stream.data(), stream.size())) << dec.error();
-  }
-  dec.flush();
-  Frames out;
-  gvc::hevc::DecodedFrame f;
-  while (dec.take_frame(f)) out.push_back(to_raw(f));
-  return out;
-}
 
 void expect_same_frames(const Frames& ours, const Frames& theirs, int w, int h, int bytes,
                         const std::string& who) {

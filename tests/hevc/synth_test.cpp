@@ -10,13 +10,17 @@
 #include <sstream>
 
 #include "common/hevcdec/decoder.h"
+#include "tests/hevc/our_frames.h"
 #include "tests/hevc/stream_oracle.h"
 #include "tests/hevc/synth_stream.h"
 
 namespace {
 
 using gvc::test::SynthParams;
-using Frames = std::vector<std::vector<uint8_t>>;
+using gvc::test::decode_ours;
+using gvc::test::first_diff;
+using gvc::test::frame_bytes;
+using gvc::test::Frames;
 
 // The clip's first frames scaled to kSourceWidth x kSourceHeight, 8-bit 4:2:0, read once from
 // ffmpeg's rawvideo output; every case codes the upper left part it needs.
@@ -436,53 +440,6 @@ void check_features(const Parsed& f, const gvc::test::SynthStats& st, const Synt
   }
 }
 
-size_t frame_bytes(int w, int h, int bit_depth) {
-  return (size_t(w) * h + 2 * size_t((w + 1) / 2) * ((h + 1) / 2)) * (bit_depth > 8 ? 2 : 1);
-}
-
-// The decoder's frame as ffmpeg's rawvideo bytes (8 bit, or 16-bit little endian).
-std::vector<uint8_t> to_raw(const gvc::hevc::DecodedFrame& f) {
-  std::vector<uint8_t> out;
-  for (int c = 0; c < 3; ++c)
-    for (uint16_t v : f.planes[c]) {
-      out.push_back(uint8_t(v & 0xff));
-      if (f.bit_depth > 8) out.push_back(uint8_t(v >> 8));
-    }
-  return out;
-}
-
-Frames decode_ours(const std::vector<uint8_t>& stream, bool by_access_unit) {
-  gvc::hevc::Decoder dec;
-  if (by_access_unit) {
-    for (const auto& au : gvc::test::split_access_units(stream)) {
-      EXPECT_TRUE(dec.decode(au.data(), au.size())) << dec.error();
-      dec.end_access_unit();
-    }
-  } else {
-    EXPECT_TRUE(dec.decode(stream.data(), stream.size())) << dec.error();
-  }
-  dec.flush();
-  Frames out;
-  gvc::hevc::DecodedFrame f;
-  while (dec.take_frame(f)) out.push_back(to_raw(f));
-  return out;
-}
-
-// First differing sample as text.
-std::string first_diff(const std::vector<uint8_t>& a, const std::vector<uint8_t>& b, int w, int h, int bytes) {
-  const size_t ysz = size_t(w) * h * bytes, csz = size_t((w + 1) / 2) * ((h + 1) / 2) * bytes;
-  for (size_t i = 0; i < a.size() && i < b.size(); ++i)
-    if (a[i] != b[i]) {
-      const int plane = i < ysz ? 0 : (i < ysz + csz ? 1 : 2);
-      const size_t o = (plane == 0 ? i : (plane == 1 ? i - ysz : i - ysz - csz)) / bytes;
-      const int pw = plane ? (w + 1) / 2 : w;
-      char buf[96];
-      snprintf(buf, sizeof(buf), "plane %d x %zu y %zu", plane, o % pw, o / pw);
-      return buf;
-    }
-  return a.size() == b.size() ? "equal" : "sizes differ";
-}
-
 // Every frame equal, all planes or (planes 1) luma only.
 void expect_same(const Frames& ours, const Frames& theirs, int w, int h, int bit_depth, int planes,
                  const std::string& who) {
@@ -542,7 +499,7 @@ TEST_P(HevcSynthTest, MatchesFfmpegFrameByFrame) {
   check_features(parse(m.stream), m.stats, c);
   std::string err;
   const Frames ref = gvc::test::ffmpeg_decode(m.stream, p.bit_depth > 8 ? "yuv420p10le" : "yuv420p",
-                                              frame_bytes(p.width, p.height, p.bit_depth), err);
+                                              frame_bytes(p.width, p.height, p.bit_depth > 8 ? 2 : 1), err);
   // any complaint from FFmpeg, or a frame missing, means the writer made a bad stream
   ASSERT_TRUE(err.empty()) << err;
   ASSERT_EQ(ref.size(), size_t(c.frames));
@@ -559,7 +516,7 @@ TEST_P(HevcSynthTest, MatchesLibde265FrameByFrame) {
   ASSERT_TRUE(m.err.empty()) << m.err;
   const SynthParams p = c.params();
   std::string err;
-  const Frames second = gvc::test::dec265_decode(m.stream, frame_bytes(p.width, p.height, p.bit_depth), err);
+  const Frames second = gvc::test::dec265_decode(m.stream, frame_bytes(p.width, p.height, p.bit_depth > 8 ? 2 : 1), err);
   ASSERT_TRUE(err.empty()) << err;
   ASSERT_EQ(second.size(), size_t(c.frames));
   expect_same(decode_ours(m.stream, false), second, p.width, p.height, p.bit_depth, c.dec265_planes, "libde265");
