@@ -4,22 +4,22 @@
 #include <cstdlib>
 
 namespace gvc {
-namespace {
 
-// Table 8-12: beta' for Q = 0..51 and tC' for Q = 0..53.
-constexpr uint8_t kBeta[52] = {0,  0,  0,  0,  0,  0,  0,  0,  0,  0,  0,  0,  0,  0,  0,  0,  6,  7,
+const uint8_t kHevcBeta[52] = {0,  0,  0,  0,  0,  0,  0,  0,  0,  0,  0,  0,  0,  0,  0,  0,  6,  7,
                                8,  9,  10, 11, 12, 13, 14, 15, 16, 17, 18, 20, 22, 24, 26, 28, 30, 32,
                                34, 36, 38, 40, 42, 44, 46, 48, 50, 52, 54, 56, 58, 60, 62, 64};
-constexpr uint8_t kTc[54] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,  0,  0,  0,  0,
+const uint8_t kHevcTc[54] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,  0,  0,  0,  0,
                              1, 1, 1, 1, 1, 1, 1, 1, 1, 2, 2, 2, 2, 3,  3,  3,  3,  4,
                              4, 4, 5, 5, 6, 6, 7, 8, 9, 10, 11, 13, 14, 16, 18, 20, 22, 24};
 
-int chroma_qp_table(int qpi) {
+int hevc_chroma_qp(int qpi) {
   static const int kTab[14] = {29, 30, 31, 32, 33, 33, 34, 34, 35, 35, 36, 36, 37, 37};
   if (qpi < 30) return qpi;
   if (qpi > 43) return qpi - 6;
   return kTab[qpi - 30];
 }
+
+namespace {
 
 // A line of samples across an edge: at(i) is p_i for i < 0 (p0 = at(-1)) and q_i for i >= 0.
 struct Line {
@@ -35,9 +35,9 @@ void filter_luma_segment(const HevcPlane& pl, int x, int y, bool vertical, int b
                          int bit_depth) {
   const int qpl = (qp_q + qp_p + 1) >> 1;
   const int qb = hevc_clip3(0, 51, qpl + (beta_offset_div2 * 2));
-  const int beta = kBeta[qb] * (1 << (bit_depth - 8));
+  const int beta = kHevcBeta[qb] * (1 << (bit_depth - 8));
   const int qt = hevc_clip3(0, 53, qpl + 2 * (bs - 1) + (tc_offset_div2 * 2));
-  const int tc = kTc[qt] * (1 << (bit_depth - 8));
+  const int tc = kHevcTc[qt] * (1 << (bit_depth - 8));
   if (!tc && !beta) return;
   auto line = [&](int k) {
     return vertical ? Line{&pl.at(x, y + k), 1} : Line{&pl.at(x + k, y), pl.stride};
@@ -105,9 +105,9 @@ void filter_luma_segment(const HevcPlane& pl, int x, int y, bool vertical, int b
 void filter_chroma_segment(const HevcPlane& pl, int x, int y, bool vertical, int n, int qp_p,
                            int qp_q, int c_qp_pic_offset, int tc_offset_div2, bool no_p,
                            bool no_q, int bit_depth) {
-  const int qpc = chroma_qp_table(((qp_q + qp_p + 1) >> 1) + c_qp_pic_offset);
+  const int qpc = hevc_chroma_qp(((qp_q + qp_p + 1) >> 1) + c_qp_pic_offset);
   const int qt = hevc_clip3(0, 53, qpc + 2 + (tc_offset_div2 * 2));
-  const int tc = kTc[qt] * (1 << (bit_depth - 8));
+  const int tc = kHevcTc[qt] * (1 << (bit_depth - 8));
   if (!tc) return;
   const int maxv = (1 << bit_depth) - 1;
   for (int k = 0; k < n; ++k) {

@@ -24,6 +24,12 @@ struct HevcDeblockFrame {
   int cb_qp_offset = 0, cr_qp_offset = 0;  // pps_cb_qp_offset, pps_cr_qp_offset (cQpPicOffset)
 };
 
+// Table 8-12: beta' for Q = 0..51 and tC' for Q = 0..53.
+extern const uint8_t kHevcBeta[52];
+extern const uint8_t kHevcTc[54];
+// Table 8-10: QpC as a function of qPi for ChromaArrayType 1.
+int hevc_chroma_qp(int qpi);
+
 // All vertical edges of the picture, then all horizontal edges (8.7.2), in place.
 struct HevcDeblock {
   static void run(const HevcDeblockFrame& f, const HevcPlane planes[3]);

@@ -8,6 +8,7 @@
 #include <system_error>
 #include <thread>
 
+#include "common/dsp/hevc_deblock.h"
 #include "common/dsp/hevc_itx.h"
 #include "common/dsp/hevc_mc.h"
 #include "common/hevcdec/mv_derive.h"
@@ -16,14 +17,6 @@
 
 namespace gvc::hevc {
 namespace {
-
-// Table 8-10 QpC as a function of qPi for ChromaArrayType == 1.
-int chroma_qp_mapping(int qpi) {
-  static const int kTab[14] = {29, 30, 31, 32, 33, 33, 34, 34, 35, 35, 36, 36, 37, 37};
-  if (qpi < 30) return qpi;
-  if (qpi > 43) return qpi - 6;
-  return kTab[qpi - 30];
-}
 
 // Progress of one CTB row decoded on its own thread (WPP): CTBs done, and the contexts after its
 // second CTB (TableStateIdxWpp), valid once done >= 2 or the row is complete.
@@ -815,7 +808,7 @@ void SliceDecoder::reconstruct_block(int x0, int y0, int log2_size, int c_idx, b
   } else {
     const int off = c_idx == 1 ? pps_.cb_qp_offset + sh_.cb_qp_offset : pps_.cr_qp_offset + sh_.cr_qp_offset;
     const int qpi = std::clamp(qp_y_ + off, -pp_.qp_bd_offset_c, 57);
-    qp = chroma_qp_mapping(qpi) + pp_.qp_bd_offset_c;
+    qp = hevc_chroma_qp(qpi) + pp_.qp_bd_offset_c;
   }
   tu.qp = static_cast<uint8_t>(qp);
   tu.scaling = nullptr;

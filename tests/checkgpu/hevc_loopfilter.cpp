@@ -229,19 +229,6 @@ struct DeblockCounts {
        weak_p1 = 0, weak_q1 = 0, side_kept = 0, chroma = 0, chroma_tc0 = 0;
 };
 
-// Table 8-12, as the CPU has it.
-constexpr uint8_t kBeta[52] = {0,  0,  0,  0,  0,  0,  0,  0,  0,  0,  0,  0,  0,  0,  0,  0,  6,  7,
-                               8,  9,  10, 11, 12, 13, 14, 15, 16, 17, 18, 20, 22, 24, 26, 28, 30, 32,
-                               34, 36, 38, 40, 42, 44, 46, 48, 50, 52, 54, 56, 58, 60, 62, 64};
-constexpr uint8_t kTc[54] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,  0,  0,  0,  0,
-                             1, 1, 1, 1, 1, 1, 1, 1, 1, 2, 2, 2, 2, 3,  3,  3,  3,  4,
-                             4, 4, 5, 5, 6, 6, 7, 8, 9, 10, 11, 13, 14, 16, 18, 20, 22, 24};
-
-int chroma_qp(int qpi) {
-  static const int kTab[14] = {29, 30, 31, 32, 33, 33, 34, 34, 35, 35, 36, 36, 37, 37};
-  return qpi < 30 ? qpi : (qpi > 43 ? qpi - 6 : kTab[qpi - 30]);
-}
-
 // The decisions of one pass on `planes` (its input).
 void count_decisions(const HevcDeblockFrame& f, const HevcPlane planes[3], bool vertical, DeblockCounts& n) {
   const uint8_t* bs_arr = vertical ? f.bs_v : f.bs_h;
@@ -255,8 +242,8 @@ void count_decisions(const HevcDeblockFrame& f, const HevcPlane planes[3], bool 
       const int up = vertical ? u - 1 : u - f.stride;
       const bool no_p = f.no_filter[up], no_q = f.no_filter[u];
       const int qpl = (f.qp_y[u] + f.qp_y[up] + 1) >> 1;
-      const int beta = kBeta[std::clamp(qpl + 2 * f.beta_offset_div2[u], 0, 51)] << (f.bit_depth_y - 8);
-      const int tc = kTc[std::clamp(qpl + 2 * (bs - 1) + 2 * f.tc_offset_div2[u], 0, 53)] << (f.bit_depth_y - 8);
+      const int beta = gvc::kHevcBeta[std::clamp(qpl + 2 * f.beta_offset_div2[u], 0, 51)] << (f.bit_depth_y - 8);
+      const int tc = gvc::kHevcTc[std::clamp(qpl + 2 * (bs - 1) + 2 * f.tc_offset_div2[u], 0, 53)] << (f.bit_depth_y - 8);
       // sample i across the edge on line k: p_i = s(k, -1 - i), q_i = s(k, i)
       auto s = [&](int k, int i) { return int(vertical ? pl.at(x + i, y + k) : pl.at(x + k, y + i)); };
       auto P = [&](int k, int i) { return s(k, -1 - i); };
@@ -291,8 +278,8 @@ void count_decisions(const HevcDeblockFrame& f, const HevcPlane planes[3], bool 
       }
       if (bs == 2 && (vertical ? (x & 15) : (y & 15)) == 0) {
         for (int c = 1; c < 3; ++c) {
-          const int qpc = chroma_qp(((f.qp_y[u] + f.qp_y[up] + 1) >> 1) + (c == 1 ? f.cb_qp_offset : f.cr_qp_offset));
-          const int ctc = kTc[std::clamp(qpc + 2 + 2 * f.tc_offset_div2[u], 0, 53)];
+          const int qpc = gvc::hevc_chroma_qp(((f.qp_y[u] + f.qp_y[up] + 1) >> 1) + (c == 1 ? f.cb_qp_offset : f.cr_qp_offset));
+          const int ctc = gvc::kHevcTc[std::clamp(qpc + 2 + 2 * f.tc_offset_div2[u], 0, 53)];
           ctc ? ++n.chroma : ++n.chroma_tc0;
         }
       }
