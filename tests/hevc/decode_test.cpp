@@ -682,6 +682,17 @@ TEST(HevcDecodeOpenGop, Libde265RepeatedSpsBeforeCra) {
   EXPECT_TRUE(err.empty()) << err;
 }
 
+// 8 P pictures of 176x144 without reordering (x265 bframes=0), an IDR every 4: made once.
+const std::vector<uint8_t>& low_delay_stream(std::string& err) {
+  static std::vector<uint8_t> stream;
+  static std::string made_err;
+  if (stream.empty() && made_err.empty())
+    stream = gvc::test::x265_encode(gvc::test::hevc_find_clip(), 176, 144, 8, "yuv420p",
+                                    "keyint=4:min-keyint=4:bframes=0:ctu=32:qp=30", made_err);
+  err = made_err;
+  return stream;
+}
+
 // A Reconstructor that fails on its third picture, as a GPU would: the failure is reported by
 // the next decode() (once), the failed picture and every later one are reconstructed on the
 // CPU and the reconstructor is not called again, and no picture is lost or changed.
@@ -689,8 +700,7 @@ TEST(HevcDecodeReconstructor, FailureIsReportedOnceAndTheCpuTakesOver) {
   ASSERT_FALSE(gvc::test::hevc_find_ffmpeg().empty()) << "ffmpeg is required (set $FFMPEG)";
   ASSERT_FALSE(gvc::test::hevc_find_clip().empty()) << "test clip missing";
   std::string err;
-  const auto stream = gvc::test::x265_encode(gvc::test::hevc_find_clip(), 176, 144, 8, "yuv420p",
-                                             "keyint=4:min-keyint=4:bframes=0:ctu=32:qp=30", err);
+  const auto& stream = low_delay_stream(err);
   ASSERT_FALSE(stream.empty()) << err;
   const Frames ref = gvc::test::ffmpeg_decode(stream, "yuv420p", frame_bytes(176, 144, 1), err);
   ASSERT_EQ(ref.size(), 8u) << err;
@@ -739,8 +749,7 @@ TEST(HevcDecodeLatency, LowDelayPictureIsReadyRightAfterItsAccessUnit) {
   ASSERT_FALSE(gvc::test::hevc_find_ffmpeg().empty()) << "ffmpeg is required (set $FFMPEG)";
   ASSERT_FALSE(gvc::test::hevc_find_clip().empty()) << "test clip missing";
   std::string err;
-  const auto stream = gvc::test::x265_encode(gvc::test::hevc_find_clip(), 176, 144, 8, "yuv420p",
-                                             "keyint=4:min-keyint=4:bframes=0:ctu=32:qp=30", err);
+  const auto& stream = low_delay_stream(err);
   ASSERT_FALSE(stream.empty()) << err;
   EXPECT_EQ(gvc::test::stream_features(stream).max_num_reorder, 0);
   const auto aus = gvc::test::split_access_units(stream);
