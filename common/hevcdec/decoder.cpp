@@ -57,6 +57,7 @@ struct Decoder::Impl {
   PicParams pp;
   FrameState fs;
   PictureRecon recon;
+  LoopFilterPlan loop_filters;  // scratch of apply_loop_filters
   Reconstructor* reconstructor = nullptr;
   // Why `reconstructor` failed (then the CPU reconstructs the rest of the stream), and whether
   // decode() has still to report it.
@@ -93,7 +94,7 @@ struct Decoder::Impl {
     }
     if (!reconstructor || !reconstructor_error.empty()) {
       reconstruct_picture(pp, recon, *cur);
-      apply_loop_filters(pp, fs, *cur);
+      apply_loop_filters(pp, fs, *cur, loop_filters);
     }
     dpb.after_decode(*cur_sps, cur, cur_output);
     cur = nullptr;

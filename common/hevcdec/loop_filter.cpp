@@ -138,18 +138,16 @@ void plan_loop_filters(const PicParams& pp, const FrameState& fs, const Picture&
   g.bit_depth[1] = g.bit_depth[2] = pp.bit_depth_c;
 }
 
-void apply_loop_filters(const PicParams& pp, const FrameState& fs, Picture& pic) {
-  LoopFilterPlan lf;
+void apply_loop_filters(const PicParams& pp, const FrameState& fs, Picture& pic, LoopFilterPlan& lf) {
   plan_loop_filters(pp, fs, pic, lf);
   if (lf.deblock) HevcDeblock::run(lf.deblock_frame, pic.plane);
   if (!lf.sao) return;
   // SAO reads the deblocked picture and writes the final one.
-  std::vector<uint16_t> copy[3];
   HevcPlane src[3];
   for (int c = 0; c < 3; ++c) {
-    copy[c] = pic.buf[c];
+    lf.sao_src[c] = pic.buf[c];
     src[c] = pic.plane[c];
-    src[c].data = copy[c].data();
+    src[c].data = lf.sao_src[c].data();
   }
   HevcSao::run(lf.sao_frame, src, pic.plane);
 }

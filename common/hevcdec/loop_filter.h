@@ -21,13 +21,15 @@ struct LoopFilterPlan {
   bool sao = false;                 // some CTB has SAO
   HevcDeblockFrame deblock_frame;
   HevcSaoFrame sao_frame;
+  std::vector<uint16_t> sao_src[3];  // apply_loop_filters: the deblocked picture SAO reads
 };
 
 // Derives edges and boundary strengths from the picture's syntax arrays (8.7.2.2-8.7.2.4) and
 // the SAO boundary rules (8.7.3), for HevcDeblock and HevcSao or their CUDA versions.
 void plan_loop_filters(const PicParams& pp, const FrameState& fs, const Picture& pic, LoopFilterPlan& lf);
 
-// Plans, deblocks, then applies SAO, in place on `pic`, on the CPU.
-void apply_loop_filters(const PicParams& pp, const FrameState& fs, Picture& pic);
+// Plans into `lf`, deblocks, then applies SAO, in place on `pic`, on the CPU. `lf` is scratch
+// that a caller keeps from picture to picture, so its buffers are not allocated anew.
+void apply_loop_filters(const PicParams& pp, const FrameState& fs, Picture& pic, LoopFilterPlan& lf);
 
 }  // namespace gvc::hevc

@@ -707,6 +707,7 @@ TEST(HevcDecodeReconstructor, FailureIsReportedOnceAndTheCpuTakesOver) {
 
   struct FailingThird : gvc::hevc::Reconstructor {
     int calls = 0;
+    gvc::hevc::LoopFilterPlan plan;
     bool run(const gvc::hevc::PicParams& pp, const gvc::hevc::FrameState& fs, const gvc::hevc::PictureRecon& r,
              gvc::hevc::Picture& pic, std::string& why) override {
       if (++calls == 3) {
@@ -714,7 +715,7 @@ TEST(HevcDecodeReconstructor, FailureIsReportedOnceAndTheCpuTakesOver) {
         return false;
       }
       gvc::hevc::reconstruct_picture(pp, r, pic);
-      gvc::hevc::apply_loop_filters(pp, fs, pic);
+      gvc::hevc::apply_loop_filters(pp, fs, pic, plan);
       return true;
     }
   } recon;
