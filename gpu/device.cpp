@@ -84,6 +84,25 @@ Status Stream::synchronize(const char* what) const {
   return check(cudaStreamSynchronize(stream_), what);
 }
 
+Event::~Event() {
+  if (event_) cudaEventDestroy(event_);
+}
+
+Status Event::record(cudaStream_t s) {
+  if (!event_) GVC_CUDA_TRY(cudaEventCreateWithFlags(&event_, cudaEventDisableTiming));
+  return check(cudaEventRecord(event_, s), "cudaEventRecord");
+}
+
+Status Event::wait_on(cudaStream_t s) const {
+  if (!event_) return {};
+  return check(cudaStreamWaitEvent(s, event_, 0), "cudaStreamWaitEvent");
+}
+
+Status Event::synchronize(const char* what) const {
+  if (!event_) return {};
+  return check(cudaEventSynchronize(event_), what);
+}
+
 std::string describe_device(int device_id) {
   cudaDeviceProp prop{};
   if (cudaGetDeviceProperties(&prop, device_id) != cudaSuccess) return "unknown CUDA device";

@@ -103,6 +103,25 @@ class Stream {
   cudaStream_t stream_ = nullptr;
 };
 
+// An event without timing, for ordering work between streams and waiting on one point.
+class Event {
+ public:
+  Event() = default;
+  ~Event();
+  Event(const Event&) = delete;
+  Event& operator=(const Event&) = delete;
+  Event(Event&& o) noexcept : event_(o.event_) { o.event_ = nullptr; }
+
+  // Creates the event on first use, then records it on `s`.
+  Status record(cudaStream_t s);
+  // Makes `s` wait for the work recorded (nothing when never recorded).
+  Status wait_on(cudaStream_t s) const;
+  Status synchronize(const char* what) const;
+
+ private:
+  cudaEvent_t event_ = nullptr;
+};
+
 // Short description of a device: "NVIDIA H100 80GB HBM3 (sm_90, 132 SMs)".
 std::string describe_device(int device_id);
 

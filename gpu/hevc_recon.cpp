@@ -2,6 +2,7 @@
 #include "gpu/hevc_recon.h"
 
 #include <memory>
+#include <string>
 
 namespace gvc {
 namespace cuda {
@@ -69,6 +70,8 @@ Status HevcCudaReconstructor::reconstruct(const hevc::PicParams& pp, const hevc:
   GVC_TRY(enter_device(device_id_));
   if (!stream_.get()) GVC_TRY(stream_.create());
   const cudaStream_t s = stream_.get();
+  // a slot about to be written may hold a picture whose output copy is still queued
+  GVC_TRY(output_done_.wait_on(s));
 
   // the reference pictures first, so that the current picture's slot cannot evict one
   std::vector<Slot*> refs(r.refs.size());
@@ -76,6 +79,9 @@ Status HevcCudaReconstructor::reconstruct(const hevc::PicParams& pp, const hevc:
     bool found = false;
     refs[i] = &slot_for(*r.refs[i], found);
     if (!found) {
+      if (!r.refs[i]->samples_on_host)
+        return Status::error("reference picture POC " + std::to_string(r.refs[i]->poc) +
+                             " is no longer on the device");
       size_t bytes = 0;
       for (int c = 0; c < 3; ++c) bytes += size_t(r.refs[i]->plane[c].width) * r.refs[i]->plane[c].height * 2;
       GVC_TRY(refs[i]->buf.reserve(bytes));
@@ -143,7 +149,58 @@ Status HevcCudaReconstructor::reconstruct(const hevc::PicParams& pp, const hevc:
   hevc::plan_loop_filters(pp, fs, pic, plan_);
   if (plan_.deblock) GVC_TRY(deblock_.run(plan_.deblock_frame, cur.plane, s));
   if (plan_.sao) GVC_TRY(sao_.run(plan_.sao_frame, cur.plane, s));
+  GVC_TRY(cur.done.record(s));
+  if (keep_pictures_) return {};  // the decoder parses on while the GPU works
   return download(cur, pic);
+}
+
+Status HevcCudaReconstructor::write_output(const hevc::Picture& pic, HevcDeviceFrame& f) {
+  Slot* slot = nullptr;
+  for (Slot& t : slots_)
+    if (t.pic == &pic && t.decode_index == pic.decode_index) slot = &t;
+  if (!slot) return Status::error("output picture POC " + std::to_string(pic.poc) + " is not on the device");
+  GVC_TRY(enter_device(device_id_));
+  if (!output_stream_.get()) GVC_TRY(output_stream_.create());
+  const int bytes_per_sample = pic.bit_depth_y > 8 ? 2 : 1;
+  const size_t row_bytes = size_t((pic.crop_w + 1) / 2) * 2 * bytes_per_sample;
+  const size_t pitch = (row_bytes + 255) / 256 * 256;
+  const size_t rows = size_t(pic.crop_h) + size_t((pic.crop_h + 1) / 2);
+  GVC_TRY(f.buf_.reserve(pitch * rows));
+  f.view_.y = f.buf_.get<uint8_t>();
+  f.view_.y_stride = ptrdiff_t(pitch);
+  f.view_.uv = f.view_.y + pitch * size_t(pic.crop_h);
+  f.view_.uv_stride = ptrdiff_t(pitch);
+  f.row_bytes_ = size_t(pic.crop_w) * bytes_per_sample;
+  f.stream_ = output_stream_.get();
+  f.width = pic.crop_w;
+  f.height = pic.crop_h;
+  f.bit_depth = pic.bit_depth_y;
+  GVC_TRY(slot->done.wait_on(f.stream_));
+  GVC_TRY(hevc_write_semi_planar(slot->plane, pic.crop_x, pic.crop_y, pic.crop_w, pic.crop_h, pic.bit_depth_y,
+                                 f.view_, f.stream_));
+  return output_done_.record(f.stream_);
+}
+
+bool HevcCudaReconstructor::output(const hevc::Picture& pic, hevc::DecodedFrame& f, std::string& err) {
+  auto* frame = dynamic_cast<HevcDeviceFrame*>(f.device.get());
+  if (!frame) {
+    f.device = std::make_shared<HevcDeviceFrame>();
+    frame = static_cast<HevcDeviceFrame*>(f.device.get());
+  }
+  const Status st = write_output(pic, *frame);
+  if (st.ok()) return true;
+  err = st.message();
+  return false;
+}
+
+Status HevcDeviceFrame::copy_to(const SemiPlanarView& dst) const {
+  if (!stream_) return Status::error("HEVC output frame: never written");
+  const size_t chroma_bytes = size_t((width + 1) / 2) * 2 * (bit_depth > 8 ? 2 : 1);
+  GVC_CUDA_TRY(cudaMemcpy2DAsync(dst.y, size_t(dst.y_stride), view_.y, size_t(view_.y_stride), row_bytes_,
+                                 size_t(height), cudaMemcpyDefault, stream_));
+  GVC_CUDA_TRY(cudaMemcpy2DAsync(dst.uv, size_t(dst.uv_stride), view_.uv, size_t(view_.uv_stride), chroma_bytes,
+                                 size_t((height + 1) / 2), cudaMemcpyDefault, stream_));
+  return check(cudaStreamSynchronize(stream_), "HEVC output copy");
 }
 
 bool HevcCudaReconstructor::run(const hevc::PicParams& pp, const hevc::FrameState& fs, const hevc::PictureRecon& r,

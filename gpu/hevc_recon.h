@@ -10,6 +10,11 @@
 // decoder outputs. PCM samples are written by the host and uploaded with the picture. A
 // reference picture that this reconstructor did not make (decoded before it was set, or
 // generated for a missing reference) is uploaded from the host.
+//
+// With set_keep_pictures(true) nothing is downloaded and run() returns without waiting for
+// the GPU, so the decoder parses the next picture while the GPU reconstructs this one; the
+// decoder hands each output picture to output(), which writes it as NV12 or P010 into an
+// HevcDeviceFrame on a second stream that waits only for that picture.
 #pragma once
 
 #include <cstdint>
@@ -23,9 +28,28 @@
 #include "gpu/hevc_itx.h"
 #include "gpu/hevc_loopfilter.h"
 #include "gpu/hevc_mc.h"
+#include "gpu/hevc_output.h"
 
 namespace gvc {
 namespace cuda {
+
+// An output picture on the device: NV12 (8 bits) or P010 (more), cropped, in a buffer of its
+// own; DecodedFrame::device of a picture from HevcCudaReconstructor::output.
+class HevcDeviceFrame : public hevc::DeviceFrame {
+ public:
+  // Copies the picture into `dst` (device or host memory, any strides) once the GPU has made
+  // it; returns when the copy is complete. The reconstructor that made it must still exist.
+  Status copy_to(const SemiPlanarView& dst) const;
+
+  int width = 0, height = 0, bit_depth = 8;
+
+ private:
+  friend class HevcCudaReconstructor;
+  DeviceBuffer buf_;
+  SemiPlanarView view_;
+  size_t row_bytes_ = 0;         // of luma; the chroma rows are as long
+  cudaStream_t stream_ = nullptr;  // the reconstructor's output stream
+};
 
 class HevcCudaReconstructor : public hevc::Reconstructor {
  public:
@@ -34,6 +58,11 @@ class HevcCudaReconstructor : public hevc::Reconstructor {
   bool run(const hevc::PicParams& pp, const hevc::FrameState& fs, const hevc::PictureRecon& r,
            hevc::Picture& pic, std::string& err) override;
   void forget_pictures() override { slots_.clear(); }
+  bool keeps_pictures() const override { return keep_pictures_; }
+  bool output(const hevc::Picture& pic, hevc::DecodedFrame& f, std::string& err) override;
+  // Leave pictures on the device (output() hands them out) rather than downloading each one
+  // into its host planes; may change between pictures.
+  void set_keep_pictures(bool on) { keep_pictures_ = on; }
 
   Status reconstruct(const hevc::PicParams& pp, const hevc::FrameState& fs, const hevc::PictureRecon& r,
                      hevc::Picture& pic);
@@ -48,16 +77,21 @@ class HevcCudaReconstructor : public hevc::Reconstructor {
     uint64_t last_use = 0;
     DeviceBuffer buf;
     HevcPlane plane[3];
+    Event done;  // recorded after the picture's last filter
   };
   // The slot of `p`: its device copy when there is one (`found`), else a slot to fill.
   Slot& slot_for(const hevc::Picture& p, bool& found);
   Status upload(const hevc::Picture& p, Slot& d);
   Status download(const Slot& d, hevc::Picture& p);
+  Status write_output(const hevc::Picture& pic, HevcDeviceFrame& f);
 
   static constexpr size_t kMaxSlots = 24;  // the DPB's 16 pictures, the current one, spares
 
   int device_id_;
+  bool keep_pictures_ = false;
   Stream stream_;
+  Stream output_stream_;  // output() only: waits for each picture's `done`
+  Event output_done_;     // after the last output() conversion; the next picture waits for it
   std::vector<Slot> slots_;
   uint64_t use_counter_ = 0;
   DeviceBuffer levels_, residuals_;

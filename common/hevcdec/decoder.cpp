@@ -88,18 +88,25 @@ struct Decoder::Impl {
     if (!cur) return;
     cur->ctb_slice = fs.ctb_slice;
     std::string err;
-    if (reconstructor && reconstructor_error.empty() && !reconstructor->run(pp, fs, recon, *cur, err)) {
+    if (reconstructor_ok() && !reconstructor->run(pp, fs, recon, *cur, err)) {
       reconstructor_error = "picture reconstruction failed: " + err;
       reconstructor_error_pending = true;
     }
-    if (!reconstructor || !reconstructor_error.empty()) {
+    if (reconstructor_ok()) {
+      cur->samples_on_host = !reconstructor->keeps_pictures();
+    } else {
       reconstruct_picture(pp, recon, *cur);
       apply_loop_filters(pp, fs, *cur, loop_filters);
+      // a reference that was left on a failed device makes this picture's samples wrong too
+      cur->samples_on_host = true;
+      for (const Picture* ref : recon.refs) cur->samples_on_host &= ref->samples_on_host;
     }
     dpb.after_decode(*cur_sps, cur, cur_output);
     cur = nullptr;
     collect();
   }
+
+  bool reconstructor_ok() const { return reconstructor && reconstructor_error.empty(); }
 
   void collect() {
     for (auto& p : dpb.output) {
@@ -112,6 +119,21 @@ struct Decoder::Impl {
       f.height = p->crop_h;
       f.bit_depth = p->bit_depth_y;
       f.poc = p->poc;
+      if (!p->samples_on_host) {
+        // on the device only: the reconstructor hands it over, or it is lost with the device
+        // (or made from references that were)
+        for (auto& plane : f.planes) plane.clear();
+        std::string err;
+        if (!reconstructor_ok()) continue;
+        if (!reconstructor->output(*p, f, err)) {
+          reconstructor_error = "picture output failed: " + err;
+          reconstructor_error_pending = true;
+          continue;
+        }
+        frames.push_back(std::move(f));
+        continue;
+      }
+      f.device.reset();
       for (int c = 0; c < 3; ++c) {
         const int sx = c ? p->crop_x / 2 : p->crop_x, sy = c ? p->crop_y / 2 : p->crop_y;
         const int w = f.plane_width(c), h = f.plane_height(c);
@@ -395,7 +417,8 @@ bool Decoder::take_frame(DecodedFrame& out) {
   if (d.frames.empty()) return false;
   std::swap(out, d.frames.front());
   // what `out` held serves a later picture (its pages are mapped already)
-  if (d.spare.size() < 4 && !d.frames.front().planes[0].empty()) d.spare.push_back(std::move(d.frames.front()));
+  if (d.spare.size() < 4 && (!d.frames.front().planes[0].empty() || d.frames.front().device))
+    d.spare.push_back(std::move(d.frames.front()));
   d.frames.pop_front();
   return true;
 }

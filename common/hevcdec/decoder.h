@@ -11,12 +11,21 @@ namespace gvc::hevc {
 
 class Reconstructor;
 
+// An output picture that stays on a reconstructor's device, in a form that reconstructor
+// defines (gpu/hevc_recon.h: HevcDeviceFrame).
+struct DeviceFrame {
+  virtual ~DeviceFrame() = default;
+};
+
 // One output picture, cropped to the conformance window (samples in 16 bits, any bit depth).
 struct DecodedFrame {
   int width = 0, height = 0;  // luma
   int bit_depth = 8;
   int poc = 0;
   std::vector<uint16_t> planes[3];  // tightly packed: Y width x height, Cb/Cr (w+1)/2 x (h+1)/2
+  // Set, and `planes` empty, when the picture was left on the reconstructor's device
+  // (Reconstructor::keeps_pictures). Kept with the object for reuse like `planes`.
+  std::shared_ptr<DeviceFrame> device;
   int plane_width(int c) const { return c ? (width + 1) / 2 : width; }
   int plane_height(int c) const { return c ? (height + 1) / 2 : height; }
 };
@@ -48,7 +57,8 @@ class Decoder {
   // Runs the sample reconstruction and the loop filters of every following picture on `r`
   // (not owned; null: the CPU). A failure of `r` is reported by the next decode() call, and
   // that picture and all later ones are reconstructed on the CPU instead, so no picture is
-  // lost (the pictures `r` keeps as references may be gone with its device).
+  // lost, unless `r` keeps its pictures on its device (Reconstructor::keeps_pictures): their
+  // samples are then gone with the device, and pictures that need them are dropped.
   void set_reconstructor(Reconstructor* r);
   // Threads that may decode the CTB rows of a WPP slice segment at once (default: the
   // machine's, at most 16; 1: one row after the other). Same pictures either way.

@@ -110,6 +110,7 @@ void Dpb::apply_rps(const GstH265SPS& sps, const GstH265SliceHdr& sh, int poc, b
       g->short_term_ref = !lt;
       g->long_term_ref = lt;
       g->decode_index = counter_++;
+      g->samples_on_host = true;
       pics_.push_back(g);
       v[i] = g.get();
     }
@@ -201,6 +202,7 @@ std::shared_ptr<Picture> Dpb::fresh_picture() {
 Picture* Dpb::new_picture() {
   std::shared_ptr<Picture> p = fresh_picture();
   p->decode_index = counter_++;
+  p->samples_on_host = true;
   pics_.push_back(p);
   return p.get();
 }

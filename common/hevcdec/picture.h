@@ -47,6 +47,8 @@ struct Picture {
   int pic_latency_count = 0;
   int crop_x = 0, crop_y = 0, crop_w = 0, crop_h = 0;  // conformance window, luma samples
   uint64_t decode_index = 0;
+  // False while the samples exist only on a reconstructor's device (keeps_pictures).
+  bool samples_on_host = true;
 
   // Motion field at 4x4 luma units, kept with the picture for TMVP in later pictures (read
   // at ((x >> 4) << 4, (y >> 4) << 4), the 16x16 compression of 8.5.3.2.8).

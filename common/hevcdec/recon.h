@@ -8,6 +8,7 @@
 #include "common/dsp/hevc_intra.h"
 #include "common/dsp/hevc_itx.h"
 #include "common/dsp/hevc_mc.h"
+#include "common/hevcdec/decoder.h"
 #include "common/hevcdec/params.h"
 #include "common/hevcdec/picture.h"
 
@@ -54,10 +55,23 @@ class Reconstructor {
  public:
   virtual ~Reconstructor() = default;
   // Reconstructs and loop-filters `pic`, leaving the result in its host planes as
-  // reconstruct_picture and apply_loop_filters do; false with a message in `err` when the
-  // device fails.
+  // reconstruct_picture and apply_loop_filters do, or only on the device while
+  // keeps_pictures() is true (the work may then still be running when run() returns); false
+  // with a message in `err` when the device fails.
   virtual bool run(const PicParams& pp, const FrameState& fs, const PictureRecon& r, Picture& pic,
                    std::string& err) = 0;
+  // Whether run() leaves the samples on the device only. The decoder then hands every output
+  // picture that run() made to output() instead of copying its host planes.
+  virtual bool keeps_pictures() const { return false; }
+  // Sets f.device to `pic`, cropped to its conformance window (the decoder fills the other
+  // fields of `f`). Called when the DPB outputs `pic`, before a later picture is
+  // reconstructed; false with a message in `err` when the picture is not on the device.
+  virtual bool output(const Picture& pic, DecodedFrame& f, std::string& err) {
+    (void)pic;
+    (void)f;
+    err = "this reconstructor keeps no pictures";
+    return false;
+  }
   // Drops what it keeps of earlier pictures (a new decoder starts using it).
   virtual void forget_pictures() {}
 };

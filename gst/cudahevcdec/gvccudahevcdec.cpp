@@ -3,8 +3,8 @@
  * SECTION:element-cudahevcdec
  * @title: cudahevcdec
  *
- * Decodes HEVC Main and Main10 to NV12 or P010_10LE in system memory, with the
- * conformance window applied, in output order with the bumping latency the
+ * Decodes HEVC Main and Main10 to NV12 or P010_10LE, with the conformance window
+ * applied, in output order with the bumping latency the
  * stream asks for: each input buffer is a whole access unit, so its picture is
  * finished as soon as the buffer is decoded, and a stream without reordering
  * gets every picture out before the next buffer arrives. Parameter sets come
@@ -13,8 +13,11 @@
  * a CUDA device is found, the sample reconstruction (inter and intra
  * prediction, inverse transforms) and the loop filters run on the GPU, with
  * the reference pictures kept there, in the CUDA context the pipeline shares
- * (nvcodec elements included). The pictures still leave in system memory.
- * A GPU failure mid-stream is an error with backend=cuda; with auto the
+ * (nvcodec elements included). On the GPU the pictures leave in CUDA memory
+ * (memory:CUDAMemory, from a GstCudaBufferPool) when downstream accepts it,
+ * without a trip through the host; otherwise, and on the CPU, in system memory.
+ * A GPU failure mid-stream is an error with backend=cuda or with CUDA memory
+ * output (the pictures are on the GPU only); with auto and system memory the
  * decoder warns and goes on on the CPU, losing no picture.
  *
  * Corrupted input goes through GstVideoDecoder's max-errors policy: a warning
@@ -33,6 +36,10 @@
  * gst-launch-1.0 filesrc location=in.hevc ! h265parse ! cudahevcdec ! \
  *     video/x-raw,format=P010_10LE ! filesink location=out.yuv
  * ]| Decodes a Main10 elementary stream to raw P010.
+ * |[
+ * gst-launch-1.0 filesrc location=in.hevc ! h265parse ! cudahevcdec ! \
+ *     cudadownload ! videoconvert ! autovideosink
+ * ]| Decodes on the GPU into CUDA memory, downloaded by nvcodec's cudadownload.
  */
 #include "gst/cudahevcdec/gvccudahevcdec.h"
 
@@ -42,13 +49,16 @@
 #include <string>
 #include <vector>
 
+#include "common/dsp/hevc_output.h"
 #include "common/hevcdec/decoder.h"
 #include "common/hevcdec/recon.h"
 #include "gst/cudahevcdec/aumap.h"
 #include "gst/backendsel.h"
 
 #if GVC_CUDAMV_CUDA
+#include <gst/cuda/gstcudabufferpool.h>
 #include <gst/cuda/gstcudacontext.h>
+#include <gst/cuda/gstcudamemory.h>
 #include <gst/cuda/gstcudautils.h>
 
 #include "gpu/hevc_recon.h"
@@ -76,14 +86,25 @@ static GstStaticPadTemplate sink_template = GST_STATIC_PAD_TEMPLATE ("sink",
         "profile = (string) { main, main-10, main-still-picture, main-intra, "
         "main-10-intra }"));
 
+#if GVC_CUDAMV_CUDA
+#define GVC_HEVC_DEC_SRC_CAPS \
+    GST_VIDEO_CAPS_MAKE_WITH_FEATURES (GST_CAPS_FEATURE_MEMORY_CUDA_MEMORY, \
+        "{ NV12, P010_10LE }") "; " GST_VIDEO_CAPS_MAKE ("{ NV12, P010_10LE }")
+#else
+#define GVC_HEVC_DEC_SRC_CAPS GST_VIDEO_CAPS_MAKE ("{ NV12, P010_10LE }")
+#endif
+
 static GstStaticPadTemplate src_template = GST_STATIC_PAD_TEMPLATE ("src",
-    GST_PAD_SRC, GST_PAD_ALWAYS,
-    GST_STATIC_CAPS (GST_VIDEO_CAPS_MAKE ("{ NV12, P010_10LE }")));
+    GST_PAD_SRC, GST_PAD_ALWAYS, GST_STATIC_CAPS (GVC_HEVC_DEC_SRC_CAPS));
 
 /* Decoding state, created in start () and destroyed in stop (). */
 struct GvcHevcDecState {
   /* declared first, destroyed last: the engine points at it */
   std::unique_ptr<gvc::hevc::Reconstructor> recon;  /* the GPU's, or null: the CPU */
+#if GVC_CUDAMV_CUDA
+  gvc::cuda::HevcCudaReconstructor *cuda_recon = nullptr;  /* recon, when it is that */
+#endif
+  bool cuda_output = false;             /* the src caps are memory:CUDAMemory */
   std::unique_ptr<gvc::hevc::Decoder> engine;
   gvc::hevcdec::AuTracker tracker;
   gvc::hevcdec::FrameQueue queue;
@@ -234,10 +255,12 @@ gvc_cuda_hevc_dec_start (GstVideoDecoder * decoder)
 
   self->state = new GvcHevcDecState ();
 #if GVC_CUDAMV_CUDA
-  if (g_str_equal (backend->name (), "cuda"))
-    self->state->recon.reset (new gvc::cuda::HevcCudaReconstructor (
-            gvc_cuda_context_device_id (reinterpret_cast <
-                GstCudaContext * >(self->context))));
+  if (g_str_equal (backend->name (), "cuda")) {
+    self->state->cuda_recon = new gvc::cuda::HevcCudaReconstructor (
+        gvc_cuda_context_device_id (reinterpret_cast <
+            GstCudaContext * >(self->context)));
+    self->state->recon.reset (self->state->cuda_recon);
+  }
 #endif
   gvc_cuda_hevc_dec_reset_engine (self);
   gvc_cuda_hevc_dec_set_active_backend (self, self->state->recon ? "cuda" : "cpu");
@@ -356,7 +379,45 @@ gvc_cuda_hevc_dec_set_format (GstVideoDecoder * decoder,
   return TRUE;
 }
 
-/* Output caps follow the pictures: NV12 for 8 bits, P010_10LE for 10. */
+/* Whether downstream takes CUDA memory (nvcodec's rule: any allowed structure with
+ * the memory:CUDAMemory feature). */
+static gboolean
+gvc_cuda_hevc_dec_downstream_takes_cuda (GvcCudaHevcDec * self)
+{
+  gboolean cuda = FALSE;
+#if GVC_CUDAMV_CUDA
+  GstCaps *allowed = gst_pad_get_allowed_caps (GST_VIDEO_DECODER_SRC_PAD (self));
+
+  for (guint i = 0; allowed && i < gst_caps_get_size (allowed) && !cuda; i++) {
+    GstCapsFeatures *features = gst_caps_get_features (allowed, i);
+    cuda = features && gst_caps_features_contains (features,
+        GST_CAPS_FEATURE_MEMORY_CUDA_MEMORY);
+  }
+  if (allowed)
+    gst_caps_unref (allowed);
+#else
+  (void) self;
+#endif
+  return cuda;
+}
+
+/* Whether every format downstream takes is in CUDA memory. */
+static gboolean
+gvc_cuda_hevc_dec_downstream_takes_only_cuda (GvcCudaHevcDec * self)
+{
+  GstCaps *allowed = gst_pad_get_allowed_caps (GST_VIDEO_DECODER_SRC_PAD (self));
+  GstCaps *sys = gst_caps_from_string (GST_VIDEO_CAPS_MAKE ("{ NV12, P010_10LE }"));
+  const gboolean only = allowed && !gst_caps_is_empty (allowed)
+      && !gst_caps_can_intersect (allowed, sys);
+
+  gst_caps_unref (sys);
+  if (allowed)
+    gst_caps_unref (allowed);
+  return only;
+}
+
+/* Output caps follow the pictures: NV12 for 8 bits, P010_10LE for 10; in CUDA memory
+ * when the GPU reconstructs and downstream takes it, else in system memory. */
 static gboolean
 gvc_cuda_hevc_dec_ensure_output (GvcCudaHevcDec * self,
     const gvc::hevc::DecodedFrame & pic)
@@ -371,65 +432,139 @@ gvc_cuda_hevc_dec_ensure_output (GvcCudaHevcDec * self,
       && !gst_pad_check_reconfigure (GST_VIDEO_DECODER_SRC_PAD (self)))
     return TRUE;
 
+  const gboolean cuda = s->recon
+      && gvc_cuda_hevc_dec_downstream_takes_cuda (self);
+  if (!cuda && gvc_cuda_hevc_dec_downstream_takes_only_cuda (self)) {
+    GST_ELEMENT_ERROR (self, CORE, NEGOTIATION,
+        ("Downstream takes only CUDA memory, but the pictures are decoded on "
+            "the CPU (backend=cpu, or no CUDA device)."), (NULL));
+    return FALSE;
+  }
   fmt = pic.bit_depth > 8 ? GST_VIDEO_FORMAT_P010_10LE : GST_VIDEO_FORMAT_NV12;
   out = gst_video_decoder_set_output_state (decoder, fmt, pic.width,
       pic.height, self->input_state);
+#if GVC_CUDAMV_CUDA
+  if (cuda) {
+    out->caps = gst_video_info_to_caps (&out->info);
+    gst_caps_set_features (out->caps, 0,
+        gst_caps_features_new (GST_CAPS_FEATURE_MEMORY_CUDA_MEMORY, NULL));
+  }
+#endif
   gst_video_codec_state_unref (out);
+  s->cuda_output = cuda;
+#if GVC_CUDAMV_CUDA
+  /* later pictures stay on the GPU until they are copied into CUDA memory */
+  if (s->cuda_recon)
+    s->cuda_recon->set_keep_pictures (cuda);
+#endif
   if (!gst_video_decoder_negotiate (decoder))
     return FALSE;
   s->out_width = pic.width;
   s->out_height = pic.height;
   s->out_depth = pic.bit_depth;
+  GST_DEBUG_OBJECT (self, "Output in %s memory", cuda ? "CUDA" : "system");
 
   return TRUE;
 }
 
-static void
-gvc_cuda_hevc_dec_copy_picture (const gvc::hevc::DecodedFrame & pic,
-    GstVideoFrame * vf)
+#if GVC_CUDAMV_CUDA
+/* CUDA memory out: a GstCudaBufferPool of the shared context (downstream's when it
+ * offers one of that context), as nvcodec's decoders do. */
+static gboolean
+gvc_cuda_hevc_dec_ensure_cuda_pool (GvcCudaHevcDec * self, GstQuery * query)
 {
-  const int w = pic.width, h = pic.height;
-  const int cw = pic.plane_width (1), ch = pic.plane_height (1);
-  const uint16_t *cb = pic.planes[1].data ();
-  const uint16_t *cr = pic.planes[2].data ();
+  GstCudaContext *context = reinterpret_cast < GstCudaContext * >(self->context);
+  GstCaps *caps = NULL;
+  GstBufferPool *pool = NULL;
+  GstVideoInfo info;
+  guint size = 0, min = 0, max = 0;
+  const guint n = gst_query_get_n_allocation_pools (query);
 
-  if (pic.bit_depth == 8) {
-    for (int y = 0; y < h; ++y) {
-      guint8 *d = (guint8 *) GST_VIDEO_FRAME_PLANE_DATA (vf, 0) +
-          y * GST_VIDEO_FRAME_PLANE_STRIDE (vf, 0);
-      const uint16_t *src = &pic.planes[0][size_t (y) * w];
-      for (int x = 0; x < w; ++x)
-        d[x] = (guint8) src[x];
-    }
-    for (int y = 0; y < ch; ++y) {
-      guint8 *d = (guint8 *) GST_VIDEO_FRAME_PLANE_DATA (vf, 1) +
-          y * GST_VIDEO_FRAME_PLANE_STRIDE (vf, 1);
-      for (int x = 0; x < cw; ++x) {
-        d[2 * x] = (guint8) cb[size_t (y) * cw + x];
-        d[2 * x + 1] = (guint8) cr[size_t (y) * cw + x];
-      }
-    }
-    return;
-  }
+  gst_query_parse_allocation (query, &caps, NULL);
+  if (!caps || !gst_video_info_from_caps (&info, caps) || !context)
+    return FALSE;
+  if (n > 0)
+    gst_query_parse_nth_allocation_pool (query, 0, &pool, &size, &min, &max);
+  if (pool && (!GST_IS_CUDA_BUFFER_POOL (pool)
+          || GST_CUDA_BUFFER_POOL (pool)->context != context))
+    gst_clear_object (&pool);
+  if (!pool)
+    pool = gst_cuda_buffer_pool_new (context);
 
-  /* P010: the 10 bits in the high bits of each little-endian word */
-  const int shift = 16 - pic.bit_depth;
-  for (int y = 0; y < h; ++y) {
-    guint16 *d = (guint16 *) ((guint8 *) GST_VIDEO_FRAME_PLANE_DATA (vf, 0) +
-        y * GST_VIDEO_FRAME_PLANE_STRIDE (vf, 0));
-    const uint16_t *src = &pic.planes[0][size_t (y) * w];
-    for (int x = 0; x < w; ++x)
-      d[x] = GUINT16_TO_LE ((guint16) (src[x] << shift));
+  GstStructure *config = gst_buffer_pool_get_config (pool);
+  gst_buffer_pool_config_add_option (config, GST_BUFFER_POOL_OPTION_VIDEO_META);
+  gst_buffer_pool_config_set_params (config, caps, GST_VIDEO_INFO_SIZE (&info),
+      min, max);
+  if (!gst_buffer_pool_set_config (pool, config)) {
+    GST_ERROR_OBJECT (self, "The CUDA buffer pool refused its configuration");
+    gst_object_unref (pool);
+    return FALSE;
   }
-  for (int y = 0; y < ch; ++y) {
-    guint16 *d = (guint16 *) ((guint8 *) GST_VIDEO_FRAME_PLANE_DATA (vf, 1) +
-        y * GST_VIDEO_FRAME_PLANE_STRIDE (vf, 1));
-    for (int x = 0; x < cw; ++x) {
-      d[2 * x] = GUINT16_TO_LE ((guint16) (cb[size_t (y) * cw + x] << shift));
-      d[2 * x + 1] =
-          GUINT16_TO_LE ((guint16) (cr[size_t (y) * cw + x] << shift));
+  /* the pool pitches the rows: its size, not ours */
+  config = gst_buffer_pool_get_config (pool);
+  gst_buffer_pool_config_get_params (config, NULL, &size, NULL, NULL);
+  gst_structure_free (config);
+  if (n > 0)
+    gst_query_set_nth_allocation_pool (query, 0, pool, size, min, max);
+  else
+    gst_query_add_allocation_pool (query, pool, size, min, max);
+  gst_object_unref (pool);
+
+  return TRUE;
+}
+#endif
+
+static gboolean
+gvc_cuda_hevc_dec_decide_allocation (GstVideoDecoder * decoder,
+    GstQuery * query)
+{
+#if GVC_CUDAMV_CUDA
+  GvcCudaHevcDec *self = GVC_CUDA_HEVC_DEC (decoder);
+
+  if (self->state && self->state->cuda_output
+      && !gvc_cuda_hevc_dec_ensure_cuda_pool (self, query))
+    return FALSE;
+#endif
+  return GST_VIDEO_DECODER_CLASS (parent_class)->decide_allocation (decoder,
+      query);
+}
+
+/* Writes @pic into the mapped @vf: a copy on the GPU for a picture kept there (into CUDA
+ * memory, or down to the host), else the CPU's conversion of its host planes. */
+static gboolean
+gvc_cuda_hevc_dec_write_picture (GvcCudaHevcDec * self,
+    const gvc::hevc::DecodedFrame & pic, GstVideoFrame * vf)
+{
+  const gvc::SemiPlanarView dst {
+    (uint8_t *) GST_VIDEO_FRAME_PLANE_DATA (vf, 0),
+    GST_VIDEO_FRAME_PLANE_STRIDE (vf, 0),
+    (uint8_t *) GST_VIDEO_FRAME_PLANE_DATA (vf, 1),
+    GST_VIDEO_FRAME_PLANE_STRIDE (vf, 1)
+  };
+
+#if GVC_CUDAMV_CUDA
+  if (pic.device) {
+    GVC_HEVC_DEC_CONTEXT_SCOPE (self);
+    const gvc::Status st = static_cast < const gvc::cuda::HevcDeviceFrame &
+        >(*pic.device).copy_to (dst);
+    if (!st.ok ()) {
+      GST_ELEMENT_ERROR (self, RESOURCE, FAILED,
+          ("Copying a decoded picture on the GPU failed: %s.",
+              st.message ().c_str ()), (NULL));
+      return FALSE;
     }
+    return TRUE;
   }
+#else
+  (void) self;
+#endif
+  gvc::HevcPlane planes[3];
+  for (int c = 0; c < 3; c++)
+    planes[c] = { const_cast < uint16_t * >(pic.planes[c].data ()),
+      pic.plane_width (c), pic.plane_width (c), pic.plane_height (c) };
+  gvc::hevc_write_semi_planar (planes, 0, 0, pic.width, pic.height,
+      pic.bit_depth, dst);
+  return TRUE;
 }
 
 /* Frames whose picture will never come out (skipped, not output, or discarded). */
@@ -473,8 +608,14 @@ gvc_cuda_hevc_dec_output_one (GvcCudaHevcDec * self,
     return ret;
   }
   GstVideoCodecState *out = gst_video_decoder_get_output_state (decoder);
-  if (!gst_video_frame_map (&vf, &out->info, frame->output_buffer,
-          GST_MAP_WRITE)) {
+  GstMapFlags flags = GST_MAP_WRITE;
+#if GVC_CUDAMV_CUDA
+  /* a picture on the GPU goes into CUDA memory there; one from the host (decoded before
+   * CUDA memory was negotiated) is uploaded by GstCudaMemory */
+  if (self->state->cuda_output && pic.device)
+    flags = (GstMapFlags) (GST_MAP_WRITE | GST_MAP_CUDA);
+#endif
+  if (!gst_video_frame_map (&vf, &out->info, frame->output_buffer, flags)) {
     gst_video_codec_state_unref (out);
     gst_video_decoder_release_frame (decoder, frame);
     GST_ELEMENT_ERROR (self, RESOURCE, WRITE,
@@ -482,8 +623,12 @@ gvc_cuda_hevc_dec_output_one (GvcCudaHevcDec * self,
     return GST_FLOW_ERROR;
   }
   gst_video_codec_state_unref (out);
-  gvc_cuda_hevc_dec_copy_picture (pic, &vf);
+  const gboolean written = gvc_cuda_hevc_dec_write_picture (self, pic, &vf);
   gst_video_frame_unmap (&vf);
+  if (!written) {
+    gst_video_decoder_release_frame (decoder, frame);
+    return GST_FLOW_ERROR;
+  }
 
   return gst_video_decoder_finish_frame (decoder, frame);
 }
@@ -570,6 +715,12 @@ gvc_cuda_hevc_dec_check_gpu (GvcCudaHevcDec * self)
         ("backend=cuda; backend=auto would go on on the CPU."));
     return FALSE;
   }
+  if (s->recon->keeps_pictures ()) {
+    GST_ELEMENT_ERROR (self, RESOURCE, FAILED,
+        ("The GPU failed while decoding: %s.", why.c_str ()),
+        ("The output is in CUDA memory: the reference pictures were on the GPU only."));
+    return FALSE;
+  }
   GST_ELEMENT_WARNING (self, RESOURCE, FAILED,
       ("The GPU failed while decoding (%s): going on on the CPU.", why.c_str ()),
       (NULL));
@@ -577,6 +728,9 @@ gvc_cuda_hevc_dec_check_gpu (GvcCudaHevcDec * self)
     GVC_HEVC_DEC_CONTEXT_SCOPE (self);
     s->engine->set_reconstructor (nullptr);
     s->recon.reset ();
+#if GVC_CUDAMV_CUDA
+    s->cuda_recon = nullptr;
+#endif
   }
   gvc_cuda_hevc_dec_set_active_backend (self, "cpu");
   return TRUE;
@@ -769,6 +923,8 @@ gvc_cuda_hevc_dec_class_init (GvcCudaHevcDecClass * klass)
   decoder_class->drain = GST_DEBUG_FUNCPTR (gvc_cuda_hevc_dec_drain);
   decoder_class->finish = GST_DEBUG_FUNCPTR (gvc_cuda_hevc_dec_finish);
   decoder_class->flush = GST_DEBUG_FUNCPTR (gvc_cuda_hevc_dec_flush);
+  decoder_class->decide_allocation =
+      GST_DEBUG_FUNCPTR (gvc_cuda_hevc_dec_decide_allocation);
   decoder_class->sink_query = GST_DEBUG_FUNCPTR (gvc_cuda_hevc_dec_sink_query);
   decoder_class->src_query = GST_DEBUG_FUNCPTR (gvc_cuda_hevc_dec_src_query);
 #if GVC_CUDAMV_CUDA

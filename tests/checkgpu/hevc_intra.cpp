@@ -15,6 +15,7 @@
 #include "checkgpu.h"
 #include "common/dsp/hevc_intra.h"
 #include "common/dsp/hevc_itx.h"
+#include "common/dsp/hevc_output.h"
 #include "common/hevcdec/decoder.h"
 #include "gpu/device.h"
 #include "gpu/hevc_intra.h"
@@ -354,12 +355,13 @@ TEST(HevcIntraBench, Picture1080p) {
   }
 }
 
-// Whole streams: every .265 file of $GVC_HEVC_STREAMS decoded with the CPU reconstruction and
-// with the CUDA one (gvc::cuda::HevcCudaReconstructor), frame by frame identical.
-TEST(HevcReconStreams, CudaMatchesCpuFrameByFrame) {
-  if (!cuda_backend()) GTEST_SKIP() << "no CUDA device: " << no_cuda_reason();
+// The .265 files of $GVC_HEVC_STREAMS, sorted; empty with `why` set when there are none.
+std::vector<std::string> stream_files(std::string& why) {
   const char* dir = std::getenv("GVC_HEVC_STREAMS");
-  if (!dir || !*dir) GTEST_SKIP() << "GVC_HEVC_STREAMS (a folder of .265 files) not set";
+  if (!dir || !*dir) {
+    why = "GVC_HEVC_STREAMS (a folder of .265 files) not set";
+    return {};
+  }
   std::vector<std::string> files;
   if (DIR* d = opendir(dir)) {
     while (dirent* e = readdir(d)) {
@@ -369,13 +371,27 @@ TEST(HevcReconStreams, CudaMatchesCpuFrameByFrame) {
     closedir(d);
   }
   std::sort(files.begin(), files.end());
-  ASSERT_FALSE(files.empty()) << "no .265 files in " << dir;
+  if (files.empty()) why = std::string("no .265 files in ") + dir;
+  return files;
+}
+
+std::vector<uint8_t> read_file(const std::string& f) {
+  std::ifstream in(f, std::ios::binary);
+  return std::vector<uint8_t>((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+}
+
+// Whole streams: every .265 file of $GVC_HEVC_STREAMS decoded with the CPU reconstruction and
+// with the CUDA one (gvc::cuda::HevcCudaReconstructor), frame by frame identical.
+TEST(HevcReconStreams, CudaMatchesCpuFrameByFrame) {
+  if (!cuda_backend()) GTEST_SKIP() << "no CUDA device: " << no_cuda_reason();
+  std::string why;
+  const std::vector<std::string> files = stream_files(why);
+  if (files.empty()) GTEST_SKIP() << why;
   gvc::cuda::HevcCudaReconstructor recon(0);
   double cpu_s = 0, gpu_s = 0;
   int n_frames = 0;
   for (const std::string& f : files) {
-    std::ifstream in(f, std::ios::binary);
-    const std::vector<uint8_t> data((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    const std::vector<uint8_t> data = read_file(f);
     auto decode = [&](gvc::hevc::Reconstructor* r, double& secs) {
       std::vector<gvc::hevc::DecodedFrame> out;
       gvc::hevc::Decoder dec;
@@ -401,6 +417,84 @@ TEST(HevcReconStreams, CudaMatchesCpuFrameByFrame) {
   std::printf("HEVC streams through the CUDA reconstruction: %zu streams, %d frames identical to the CPU "
               "(CPU decoder %.2f s, with CUDA reconstruction %.2f s incl. uploads)\n",
               files.size(), n_frames, cpu_s, gpu_s);
+}
+
+// A frame as NV12 or P010 bytes on the host: the device frame copied back, or the host
+// planes written by the CPU reference.
+std::vector<uint8_t> semi_planar_bytes(const gvc::hevc::DecodedFrame& f, std::string& err) {
+  const size_t bps = f.bit_depth > 8 ? 2 : 1;
+  const size_t y_row = size_t(f.width) * bps, uv_row = size_t((f.width + 1) / 2) * 2 * bps;
+  std::vector<uint8_t> out(y_row * f.height + uv_row * ((f.height + 1) / 2));
+  gvc::SemiPlanarView v{out.data(), ptrdiff_t(y_row), out.data() + y_row * f.height, ptrdiff_t(uv_row)};
+  if (f.device) {
+    const gvc::Status st = static_cast<const gvc::cuda::HevcDeviceFrame&>(*f.device).copy_to(v);
+    if (!st.ok()) err = st.message();
+    return out;
+  }
+  HevcPlane planes[3];
+  for (int c = 0; c < 3; ++c)
+    planes[c] = {const_cast<uint16_t*>(f.planes[c].data()), f.plane_width(c), f.plane_width(c), f.plane_height(c)};
+  gvc::hevc_write_semi_planar(planes, 0, 0, f.width, f.height, f.bit_depth, v);
+  return out;
+}
+
+// Where a NAL unit starts at or after `from` (its start code), or the end.
+size_t next_nal_start(const std::vector<uint8_t>& d, size_t from) {
+  for (size_t i = from; i + 3 <= d.size(); ++i)
+    if (d[i] == 0 && d[i + 1] == 0 && d[i + 2] == 1) return i > from && d[i - 1] == 0 ? i - 1 : i;
+  return d.size();
+}
+
+// The same streams with the pictures kept on the device (HevcCudaReconstructor::
+// set_keep_pictures) for the middle third of each stream: the frames come out as NV12 or P010
+// in device memory (HevcDeviceFrame), also those decoded before the switch and those output
+// after the switch back, and equal the CPU decoder's frames written by hevc_write_semi_planar.
+TEST(HevcReconStreams, KeptPicturesMatchCpuFrameByFrame) {
+  if (!cuda_backend()) GTEST_SKIP() << "no CUDA device: " << no_cuda_reason();
+  std::string why;
+  const std::vector<std::string> files = stream_files(why);
+  if (files.empty()) GTEST_SKIP() << why;
+  gvc::cuda::HevcCudaReconstructor recon(0);
+  int n_frames = 0, n_device = 0;
+  for (const std::string& f : files) {
+    const std::vector<uint8_t> data = read_file(f);
+    const size_t cut1 = next_nal_start(data, data.size() / 3), cut2 = next_nal_start(data, 2 * data.size() / 3);
+    auto decode = [&](gvc::hevc::Reconstructor* r) {
+      std::vector<std::vector<uint8_t>> out;
+      gvc::hevc::Decoder dec;
+      dec.set_reconstructor(r);
+      gvc::hevc::DecodedFrame fr;
+      auto take = [&] {
+        while (dec.take_frame(fr)) {
+          std::string err;
+          n_device += r && fr.device;
+          out.push_back(semi_planar_bytes(fr, err));
+          EXPECT_EQ(err, "") << f;
+        }
+      };
+      bool ok = dec.decode(data.data(), cut1);
+      take();
+      recon.set_keep_pictures(true);
+      ok &= dec.decode(data.data() + cut1, cut2 - cut1);
+      take();
+      recon.set_keep_pictures(false);
+      ok &= dec.decode(data.data() + cut2, data.size() - cut2);
+      dec.flush();
+      take();
+      EXPECT_TRUE(ok) << f << ": " << dec.error();
+      EXPECT_EQ(dec.reconstructor_error(), "") << f;
+      return out;
+    };
+    const auto cpu = decode(nullptr);
+    const auto gpu = decode(&recon);
+    ASSERT_EQ(cpu.size(), gpu.size()) << f;
+    for (size_t i = 0; i < cpu.size(); ++i) ASSERT_TRUE(cpu[i] == gpu[i]) << f << ": frame " << i << " differs";
+    n_frames += int(cpu.size());
+  }
+  EXPECT_GT(n_device, 0);
+  std::printf("HEVC streams with pictures kept on the device for their middle third: %zu streams, %d frames "
+              "(%d handed out in device memory) identical to the CPU's as NV12/P010\n",
+              files.size(), n_frames, n_device);
 }
 
 }  // namespace

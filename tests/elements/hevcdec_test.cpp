@@ -149,6 +149,9 @@ std::string planar_md5(GstSample* sample) {
 
 struct RunResult {
   std::vector<std::string> md5;
+  int cuda_buffers = 0;  // samples whose memory is GstCudaMemory
+  // buffers into the sink pad of the element named "probe", and of them in CUDA memory
+  int probed = 0, probed_cuda = 0;
   std::vector<GstClockTime> pts;
   std::string format;
   int width = 0, height = 0;
@@ -187,6 +190,36 @@ std::string message_text(GstMessage* m) {
   return s;
 }
 
+bool in_cuda_memory(GstBuffer* b) {
+  return gst_buffer_n_memory(b) > 0 && gst_memory_is_type(gst_buffer_peek_memory(b, 0), "gst.cuda.memory");
+}
+
+// A sample's MD5 as planar 4:2:0 (coded samples: of their bytes) and its memory type.
+void note_sample(RunResult& r, GstSample* s) {
+  GstBuffer* b = gst_sample_get_buffer(s);
+  const GstStructure* st = gst_caps_get_structure(gst_sample_get_caps(s), 0);
+  if (gst_structure_has_name(st, "video/x-raw")) {
+    r.md5.push_back(planar_md5(s));
+  } else {
+    GstMapInfo map;
+    gst_buffer_map(b, &map, GST_MAP_READ);
+    gchar* md5 = g_compute_checksum_for_data(G_CHECKSUM_MD5, map.data, map.size);
+    r.md5.push_back(md5);
+    g_free(md5);
+    gst_buffer_unmap(b, &map);
+  }
+  r.pts.push_back(GST_BUFFER_PTS(b));
+  r.cuda_buffers += in_cuda_memory(b);
+}
+
+GstPadProbeReturn count_probed(GstPad*, GstPadProbeInfo* info, gpointer data) {
+  RunResult* r = static_cast<RunResult*>(data);
+  GstBuffer* b = GST_PAD_PROBE_INFO_BUFFER(info);
+  r->probed++;
+  r->probed_cuda += in_cuda_memory(b);
+  return GST_PAD_PROBE_OK;
+}
+
 // Runs `desc` (ending in "appsink name=sink") until EOS, an error or `timeout_s`.
 // `aus`, if given, are pushed into "appsrc name=src" (byte-stream access units, 25 fps).
 RunResult run_pipeline(const std::string& desc, const std::vector<Bytes>* aus = nullptr,
@@ -201,6 +234,12 @@ RunResult run_pipeline(const std::string& desc, const std::vector<Bytes>* aus = 
   }
   GstElement* sink = gst_bin_get_by_name(GST_BIN(pipeline), "sink");
   g_object_set(sink, "sync", FALSE, nullptr);
+  if (GstElement* probe = gst_bin_get_by_name(GST_BIN(pipeline), "probe")) {
+    GstPad* pad = gst_element_get_static_pad(probe, "sink");
+    gst_pad_add_probe(pad, GST_PAD_PROBE_TYPE_BUFFER, count_probed, &r, nullptr);
+    gst_object_unref(pad);
+    gst_object_unref(probe);
+  }
   GstElement* src = gst_bin_get_by_name(GST_BIN(pipeline), "src");
   if (src) {
     GstCaps* caps = gst_caps_from_string(
@@ -230,12 +269,12 @@ RunResult run_pipeline(const std::string& desc, const std::vector<Bytes>* aus = 
     GstSample* s = gst_app_sink_try_pull_sample(GST_APP_SINK(sink), 10 * GST_MSECOND);
     if (s) {
       GstVideoInfo info;
-      gst_video_info_from_caps(&info, gst_sample_get_caps(s));
-      r.format = gst_video_format_to_string(GST_VIDEO_INFO_FORMAT(&info));
-      r.width = GST_VIDEO_INFO_WIDTH(&info);
-      r.height = GST_VIDEO_INFO_HEIGHT(&info);
-      r.md5.push_back(planar_md5(s));
-      r.pts.push_back(GST_BUFFER_PTS(gst_sample_get_buffer(s)));
+      if (gst_video_info_from_caps(&info, gst_sample_get_caps(s))) {
+        r.format = gst_video_format_to_string(GST_VIDEO_INFO_FORMAT(&info));
+        r.width = GST_VIDEO_INFO_WIDTH(&info);
+        r.height = GST_VIDEO_INFO_HEIGHT(&info);
+      }
+      note_sample(r, s);
       gst_sample_unref(s);
       continue;
     }
@@ -249,8 +288,7 @@ RunResult run_pipeline(const std::string& desc, const std::vector<Bytes>* aus = 
       } else if (GST_MESSAGE_TYPE(m) == GST_MESSAGE_EOS) {
         // the samples queued before EOS are still to be pulled
         while (GstSample* s2 = gst_app_sink_try_pull_sample(GST_APP_SINK(sink), 0)) {
-          r.md5.push_back(planar_md5(s2));
-          r.pts.push_back(GST_BUFFER_PTS(gst_sample_get_buffer(s2)));
+          note_sample(r, s2);
           gst_sample_unref(s2);
         }
         r.eos = true;
@@ -260,7 +298,7 @@ RunResult run_pipeline(const std::string& desc, const std::vector<Bytes>* aus = 
     }
   }
   note_decoders(pipeline, r);
-  gst_element_set_state(pipeline, GST_STATE_NULL);
+  gst_element_set_state(pipeline, GST_STATE_NULL);  // the probe's pad goes with it
   gst_object_unref(bus);
   if (src) gst_object_unref(src);
   gst_object_unref(sink);
@@ -708,33 +746,113 @@ TEST_F(HevcDecGpu, ActiveBackendFollowsTheChoiceAndTheDevice) {
   }
 }
 
-// On a GPU host (which has no x265): every stream of $GVC_HEVC_STREAMS (the conformance
-// matrix, made by tools/gpu-host-test.sh --make-content) decodes through the element with
-// backend=cuda to the same frames as with backend=cpu, whose frames CI checks against FFmpeg.
+// The .265 files of $GVC_HEVC_STREAMS (the conformance matrix, made on a GPU host by
+// tools/gpu-host-test.sh --make-content), sorted; empty when the variable is not set.
+std::vector<std::string> matrix_streams() {
+  const char* dir = std::getenv("GVC_HEVC_STREAMS");
+  std::vector<std::string> files;
+  if (!dir || !*dir) return files;
+  if (GDir* d = g_dir_open(dir, 0, nullptr)) {
+    while (const gchar* n = g_dir_read_name(d))
+      if (g_str_has_suffix(n, ".265")) files.push_back(std::string(dir) + "/" + n);
+    g_dir_close(d);
+  }
+  std::sort(files.begin(), files.end());
+  return files;
+}
+
+// On a GPU host (which has no x265): every stream of $GVC_HEVC_STREAMS decodes through the
+// element with backend=cuda to the same frames as with backend=cpu (whose frames CI checks
+// against FFmpeg), once into CUDA memory (every buffer GstCudaMemory, read back through
+// GstCudaMemory's own download) and once into system memory.
 TEST_F(HevcDecGpu, CudaBackendMatchesTheCpuOnTheMatrixStreams) {
   if (!cuda_device_present()) GTEST_SKIP() << "no CUDA device or driver on this machine";
-  const char* dir = std::getenv("GVC_HEVC_STREAMS");
-  if (!dir || !*dir) GTEST_SKIP() << "GVC_HEVC_STREAMS (a folder of .265 files) not set";
-  GDir* d = g_dir_open(dir, 0, nullptr);
-  ASSERT_NE(d, nullptr) << dir;
-  std::vector<std::string> files;
-  while (const gchar* n = g_dir_read_name(d))
-    if (g_str_has_suffix(n, ".265")) files.push_back(std::string(dir) + "/" + n);
-  g_dir_close(d);
-  std::sort(files.begin(), files.end());
-  ASSERT_FALSE(files.empty());
+  const std::vector<std::string> files = matrix_streams();
+  if (files.empty()) GTEST_SKIP() << "GVC_HEVC_STREAMS (a folder of .265 files) not set or empty";
   int frames = 0;
   for (const std::string& f : files) {
     const std::vector<Bytes> aus = split_aus(read_file(f));
     RunResult cpu = run_pipeline("appsrc name=src ! cudahevcdec backend=cpu ! appsink name=sink", &aus);
-    RunResult gpu = run_pipeline("appsrc name=src ! cudahevcdec backend=cuda ! appsink name=sink", &aus);
-    EXPECT_TRUE(gpu.errors.empty()) << f << ": " << (gpu.errors.empty() ? "" : gpu.errors[0]);
-    EXPECT_TRUE(gpu.eos) << f;
+    RunResult gpu = run_pipeline(
+        "appsrc name=src ! cudahevcdec backend=cuda ! video/x-raw(memory:CUDAMemory) ! appsink name=sink", &aus);
+    RunResult sys = run_pipeline("appsrc name=src ! cudahevcdec backend=cuda ! video/x-raw ! appsink name=sink", &aus);
+    for (const RunResult* r : {&gpu, &sys}) {
+      EXPECT_TRUE(r->errors.empty()) << f << ": " << (r->errors.empty() ? "" : r->errors[0]);
+      EXPECT_TRUE(r->eos) << f;
+      EXPECT_EQ(r->md5, cpu.md5) << f << (r == &gpu ? " (CUDA memory)" : " (system memory)");
+    }
     EXPECT_FALSE(cpu.md5.empty()) << f;
-    EXPECT_EQ(gpu.md5, cpu.md5) << f;
+    EXPECT_EQ(gpu.cuda_buffers, int(gpu.md5.size())) << f;
+    EXPECT_EQ(sys.cuda_buffers, 0) << f;
+    EXPECT_EQ(cpu.cuda_buffers, 0) << f;
     frames += int(gpu.md5.size());
   }
-  std::printf("cudahevcdec backend=cuda: %zu streams, %d frames equal to backend=cpu\n", files.size(), frames);
+  std::printf("cudahevcdec backend=cuda: %zu streams, %d frames equal to backend=cpu in CUDA memory and in "
+              "system memory\n", files.size(), frames);
+}
+
+// CUDA memory into nvcodec's cudadownload and into our cudamv and cudah264enc in the
+// context the pipeline shares: the frames through cudadownload equal backend=cpu's, and every
+// buffer reaching cudamv and cudah264enc (element "probe") is GstCudaMemory. Also with
+// nvh265dec (NVDEC) in front of cudah264enc, where there is one.
+TEST_F(HevcDecGpu, CudaMemoryFeedsCudadownloadCudamvAndCudah264enc) {
+  if (!cuda_device_present()) GTEST_SKIP() << "no CUDA device or driver on this machine";
+  std::vector<std::string> files;
+  for (const std::string& f : matrix_streams())
+    for (const char* name : {"/b_pyramid.265", "/p_4refs.265", "/intra_odd_size_crop.265", "/b_1366x768.265"})
+      if (g_str_has_suffix(f.c_str(), name)) files.push_back(f);
+  if (files.empty()) GTEST_SKIP() << "GVC_HEVC_STREAMS (the conformance matrix) not set";
+  const bool nvcodec = gst_element_factory_find("cudadownload") != nullptr;
+  const bool nvdec = gst_element_factory_find("nvh265dec") != nullptr;
+  for (const std::string& f : files) {
+    const std::vector<Bytes> aus = split_aus(read_file(f));
+    RunResult cpu = run_pipeline("appsrc name=src ! cudahevcdec backend=cpu ! appsink name=sink", &aus);
+    ASSERT_FALSE(cpu.md5.empty()) << f;
+    const size_t n = cpu.md5.size();
+    if (nvcodec) {
+      RunResult r = run_pipeline(
+          "appsrc name=src ! cudahevcdec backend=cuda ! cudadownload name=probe ! video/x-raw ! appsink name=sink", &aus);
+      EXPECT_TRUE(r.errors.empty()) << f << ": " << (r.errors.empty() ? "" : r.errors[0]);
+      EXPECT_EQ(r.md5, cpu.md5) << f << " through cudadownload";
+      EXPECT_EQ(r.probed_cuda, int(n)) << f;
+      EXPECT_EQ(r.cuda_buffers, 0) << f;
+    }
+    RunResult mv = run_pipeline(
+        "appsrc name=src ! cudahevcdec backend=cuda ! cudamv name=probe backend=cuda ! appsink name=sink", &aus);
+    EXPECT_TRUE(mv.errors.empty()) << f << ": " << (mv.errors.empty() ? "" : mv.errors[0]);
+    EXPECT_EQ(mv.md5, cpu.md5) << f << " through cudamv";
+    EXPECT_EQ(mv.probed_cuda, int(n)) << f;
+    RunResult enc = run_pipeline(
+        "appsrc name=src ! cudahevcdec backend=cuda ! cudah264enc name=probe backend=cuda ! "
+        "video/x-h264,stream-format=byte-stream ! appsink name=sink", &aus);
+    EXPECT_TRUE(enc.errors.empty()) << f << ": " << (enc.errors.empty() ? "" : enc.errors[0]);
+    EXPECT_TRUE(enc.eos) << f;
+    EXPECT_EQ(enc.md5.size(), n) << f << ": one access unit per picture";
+    EXPECT_EQ(enc.probed_cuda, int(n)) << f;
+    if (nvdec) {
+      RunResult nv = run_pipeline(
+          "appsrc name=src ! h265parse ! nvh265dec ! cudah264enc name=probe backend=cuda ! "
+          "video/x-h264,stream-format=byte-stream ! appsink name=sink", &aus);
+      EXPECT_TRUE(nv.errors.empty()) << f << ": " << (nv.errors.empty() ? "" : nv.errors[0]);
+      EXPECT_EQ(nv.md5.size(), n) << f << ": nvh265dec ! cudah264enc";
+      EXPECT_EQ(nv.probed_cuda, int(n)) << f;
+    }
+  }
+}
+
+// Downstream that takes only CUDA memory while the pictures are decoded on the CPU: a
+// negotiation error (naming the reason where the plugin is built with CUDA), no frame, no hang.
+TEST_F(HevcDec, CudaMemoryOnlyDownstreamOnTheCpuBackendFailsToNegotiate) {
+  const std::string path = encode("intra8", 176, 144, 6, "yuv420p", "keyint=1");
+  RunResult r = run_pipeline(file_pipeline(path, "cudahevcdec backend=cpu ! video/x-raw(memory:CUDAMemory)"));
+  EXPECT_FALSE(r.timed_out);
+  ASSERT_GE(r.errors.size(), 1u);
+  EXPECT_TRUE(r.md5.empty());
+#if GVC_TEST_CUDA
+  bool named = false;
+  for (const std::string& e : r.errors) named |= e.find("Downstream takes only CUDA memory") != std::string::npos;
+  EXPECT_TRUE(named) << r.errors[0];
+#endif
 }
 
 // Flushing seeks: after each seek to the start, every frame comes out again, bit-exact.

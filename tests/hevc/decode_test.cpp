@@ -743,6 +743,132 @@ TEST(HevcDecodeReconstructor, FailureIsReportedOnceAndTheCpuTakesOver) {
   expect_same_frames(ours, ref, 176, 144, 1, "ffmpeg");
 }
 
+// A Reconstructor that keeps its pictures "on a device" as a GPU's does with
+// keeps_pictures(): the samples live in its own store, run() leaves noise in the host planes of
+// the picture and of its references (so a decoder that read them would output noise), and
+// output() hands out copies from the store.
+struct KeepingReconstructor : gvc::hevc::Reconstructor {
+  struct Kept : gvc::hevc::DeviceFrame {
+    gvc::hevc::DecodedFrame frame;  // the cropped picture, planes filled
+  };
+  std::map<const gvc::hevc::Picture*, std::pair<uint64_t, gvc::hevc::Picture>> store;
+  gvc::hevc::LoopFilterPlan plan;
+  int calls = 0, fail_at = 0, outputs = 0;
+
+  static void scribble(gvc::hevc::Picture& p) {
+    for (auto& b : p.buf) std::fill(b.begin(), b.end(), uint16_t(0x5a));
+  }
+  bool run(const gvc::hevc::PicParams& pp, const gvc::hevc::FrameState& fs, const gvc::hevc::PictureRecon& r,
+           gvc::hevc::Picture& pic, std::string& why) override {
+    if (++calls == fail_at) {
+      why = "simulated device failure";
+      return false;
+    }
+    for (const gvc::hevc::Picture* ref : r.refs) {  // the device's copies into the host planes
+      auto it = store.find(ref);
+      auto* host = const_cast<gvc::hevc::Picture*>(ref);
+      if (it != store.end() && it->second.first == ref->decode_index)
+        for (int c = 0; c < 3; ++c) host->buf[c] = it->second.second.buf[c];
+      else if (!ref->samples_on_host)
+        ADD_FAILURE() << "a reference that is neither kept nor on the host";
+    }
+    gvc::hevc::reconstruct_picture(pp, r, pic);
+    gvc::hevc::apply_loop_filters(pp, fs, pic, plan);
+    auto& kept = store[&pic];
+    kept.first = pic.decode_index;
+    for (int c = 0; c < 3; ++c) kept.second.buf[c] = pic.buf[c];
+    scribble(pic);
+    for (const gvc::hevc::Picture* ref : r.refs)
+      if (!ref->samples_on_host) scribble(*const_cast<gvc::hevc::Picture*>(ref));
+    return true;
+  }
+  bool keeps_pictures() const override { return true; }
+  bool output(const gvc::hevc::Picture& pic, gvc::hevc::DecodedFrame& f, std::string& err) override {
+    auto it = store.find(&pic);
+    if (it == store.end() || it->second.first != pic.decode_index) {
+      err = "not kept";
+      return false;
+    }
+    auto kept = std::make_shared<Kept>();
+    kept->frame.width = pic.crop_w;
+    kept->frame.height = pic.crop_h;
+    kept->frame.bit_depth = pic.bit_depth_y;
+    for (int c = 0; c < 3; ++c) {
+      const int sx = c ? pic.crop_x / 2 : pic.crop_x, sy = c ? pic.crop_y / 2 : pic.crop_y;
+      const int w = kept->frame.plane_width(c), stride = pic.plane[c].stride;
+      for (int y = 0; y < kept->frame.plane_height(c); ++y) {
+        const uint16_t* row = &it->second.second.buf[c][size_t(sy + y) * stride + sx];
+        kept->frame.planes[c].insert(kept->frame.planes[c].end(), row, row + w);
+      }
+    }
+    f.device = kept;
+    ++outputs;
+    return true;
+  }
+  static std::vector<uint8_t> raw(const gvc::hevc::DecodedFrame& f) {
+    EXPECT_TRUE(f.planes[0].empty()) << "a kept picture came with host planes";
+    return to_raw(static_cast<const Kept&>(*f.device).frame);
+  }
+};
+
+// Pictures kept on the reconstructor's device come out through output() (DecodedFrame::device,
+// no host planes) in output order, equal to FFmpeg's, on a B pyramid with reordering: the
+// decoder reads neither the host planes of kept pictures nor those of their references.
+TEST(HevcDecodeReconstructor, KeptPicturesComeOutThroughTheReconstructor) {
+  ASSERT_FALSE(gvc::test::hevc_find_ffmpeg().empty()) << "ffmpeg is required (set $FFMPEG)";
+  ASSERT_FALSE(gvc::test::hevc_find_clip().empty()) << "test clip missing";
+  std::string err;
+  const auto stream = gvc::test::x265_encode(gvc::test::hevc_find_clip(), 176, 144, 9, "yuv420p",
+                                             "keyint=30:bframes=3:b-pyramid=1:ctu=32:qp=30:ref=3", err);
+  ASSERT_FALSE(stream.empty()) << err;
+  const Frames ref = gvc::test::ffmpeg_decode(stream, "yuv420p", frame_bytes(176, 144, 1), err);
+  ASSERT_EQ(ref.size(), 9u) << err;
+  KeepingReconstructor recon;
+  gvc::hevc::Decoder dec;
+  dec.set_reconstructor(&recon);
+  Frames ours;
+  gvc::hevc::DecodedFrame f;
+  for (const auto& au : gvc::test::split_access_units(stream)) {
+    EXPECT_TRUE(dec.decode(au.data(), au.size())) << dec.error();
+    dec.end_access_unit();
+    while (dec.take_frame(f)) ours.push_back(KeepingReconstructor::raw(f));
+  }
+  dec.flush();
+  while (dec.take_frame(f)) ours.push_back(KeepingReconstructor::raw(f));
+  EXPECT_EQ(recon.outputs, 9);
+  expect_same_frames(ours, ref, 176, 144, 1, "ffmpeg");
+}
+
+// A keeping reconstructor failing on its third picture: the samples of the kept references
+// are gone with the device, so the pictures made from them (the failed one, reconstructed on
+// the CPU, and the P picture after it) are dropped rather than output wrong; from the next
+// IDR on the CPU decodes FFmpeg's frames again.
+TEST(HevcDecodeReconstructor, KeptReferencesLostWithTheDeviceDropPicturesUntilTheNextIdr) {
+  ASSERT_FALSE(gvc::test::hevc_find_ffmpeg().empty()) << "ffmpeg is required (set $FFMPEG)";
+  ASSERT_FALSE(gvc::test::hevc_find_clip().empty()) << "test clip missing";
+  std::string err;
+  const auto& stream = low_delay_stream(err);
+  ASSERT_FALSE(stream.empty()) << err;
+  const Frames ref = gvc::test::ffmpeg_decode(stream, "yuv420p", frame_bytes(176, 144, 1), err);
+  ASSERT_EQ(ref.size(), 8u) << err;
+  KeepingReconstructor recon;
+  recon.fail_at = 3;
+  gvc::hevc::Decoder dec;
+  dec.set_reconstructor(&recon);
+  Frames ours;
+  gvc::hevc::DecodedFrame f;
+  for (const auto& au : gvc::test::split_access_units(stream)) {
+    dec.decode(au.data(), au.size());
+    dec.end_access_unit();
+    while (dec.take_frame(f)) ours.push_back(f.device ? KeepingReconstructor::raw(f) : to_raw(f));
+  }
+  dec.flush();
+  while (dec.take_frame(f)) ours.push_back(f.device ? KeepingReconstructor::raw(f) : to_raw(f));
+  EXPECT_NE(dec.reconstructor_error().find("simulated device failure"), std::string::npos);
+  const Frames want = {ref[0], ref[1], ref[4], ref[5], ref[6], ref[7]};  // IDR every 4
+  expect_same_frames(ours, want, 176, 144, 1, "ffmpeg without pictures 2 and 3");
+}
+
 // end_access_unit(): with no reordering (x265 bframes=0: sps_max_num_reorder_pics 0) each
 // picture can be taken right after its own access unit, before the next one is given. Without
 // the call it comes out one access unit late, when the next picture's first slice arrives.
