@@ -4,10 +4,14 @@
 # interleaved, median reported. Needs the GStreamer runtime in the environment
 # (source .gpuhost/gst-env.sh). Every decoder decodes the whole file; the gst-launch-1.0 rows
 # are timed from PLAYING to EOS ("Execution ended after"), into fakesink:
-#   cudahevcdec backend=cuda|cpu  system memory out (each picture downloaded)
+#   cudahevcdec backend=cuda      CUDA memory out (nothing downloaded), and system memory out
+#   cudahevcdec backend=cpu       system memory out
 #   nvh265dec                     NVDEC, CUDA memory out (nothing downloaded)
 #   libde265dec max-threads=16    libde265 on 16 threads
-# and the engine rows are bench-hevc's median (no GStreamer, pictures taken as 16-bit planes).
+# and the engine rows are bench-hevc's median (no GStreamer; pictures taken as 16-bit planes,
+# or with --keep copied on the GPU as NV12/P010). TRANSCODE=1 adds one run of each
+# transcode into fakesink: cudahevcdec ! cudah264enc and nvh265dec ! cudah264enc. CPU=0 leaves
+# out the two CPU-reconstruction rows (the slowest).
 set -u
 build=${1:?usage: tools/bench-hevcdec.sh BUILDDIR STREAM.hevc...}
 shift
@@ -28,16 +32,30 @@ for stream in "$@"; do
   printf '%-34s %9s %9s\n' decoder seconds fps
   tmp=$(mktemp -d)
   for r in $(seq "$runs"); do
-    "$build/tools/bench-hevc" "$stream" 1 | sed -n 's/.*median_s=\([0-9.]*\).*/\1/p' >> "$tmp/engine-cpu"
+    [ "${CPU:-1}" = 0 ] ||
+      "$build/tools/bench-hevc" "$stream" 1 | sed -n 's/.*median_s=\([0-9.]*\).*/\1/p' >> "$tmp/engine-cpu"
     "$build/tools/bench-hevc" --cuda "$stream" 1 | sed -n 's/.*median_s=\([0-9.]*\).*/\1/p' >> "$tmp/engine-cuda"
-    gst_seconds "$stream" "cudahevcdec backend=cuda" >> "$tmp/el-cuda"
-    gst_seconds "$stream" "cudahevcdec backend=cpu" >> "$tmp/el-cpu"
+    "$build/tools/bench-hevc" --cuda --keep "$stream" 1 | sed -n 's/.*median_s=\([0-9.]*\).*/\1/p' >> "$tmp/engine-keep"
+    gst_seconds "$stream" "cudahevcdec backend=cuda" "video/x-raw(memory:CUDAMemory)" >> "$tmp/el-cuda"
+    gst_seconds "$stream" "cudahevcdec backend=cuda" "video/x-raw" >> "$tmp/el-cuda-sys"
+    [ "${CPU:-1}" = 0 ] || gst_seconds "$stream" "cudahevcdec backend=cpu" >> "$tmp/el-cpu"
     gst_seconds "$stream" "nvh265dec" "video/x-raw(memory:CUDAMemory)" >> "$tmp/nvdec"
     gst_seconds "$stream" "libde265dec max-threads=16" >> "$tmp/de265"
   done
+  if [ "${TRANSCODE:-0}" = 1 ]; then
+    gst_seconds "$stream" "cudahevcdec backend=cuda ! cudah264enc" >> "$tmp/tc-ours"
+    gst_seconds "$stream" "nvh265dec ! cudah264enc" >> "$tmp/tc-nvdec"
+  fi
   for row in "engine-cpu:engine, CPU reconstruction" "engine-cuda:engine, GPU reconstruction" \
-             "el-cpu:cudahevcdec backend=cpu" "el-cuda:cudahevcdec backend=cuda" \
-             "nvdec:nvh265dec (NVDEC)" "de265:libde265dec max-threads=16"; do
+             "engine-keep:engine, GPU, pictures kept" \
+             "el-cpu:cudahevcdec backend=cpu" "el-cuda:cudahevcdec backend=cuda, CUDA mem" \
+             "el-cuda-sys:cudahevcdec backend=cuda, system mem" \
+             "nvdec:nvh265dec (NVDEC)" "de265:libde265dec max-threads=16" \
+             "tc-ours:cudahevcdec ! cudah264enc" "tc-nvdec:nvh265dec ! cudah264enc"; do
+    case $row in
+      tc-*) [ "${TRANSCODE:-0}" = 1 ] || continue ;;
+      *-cpu:*) [ "${CPU:-1}" = 0 ] && continue ;;
+    esac
     f=${row%%:*}
     s=$(median < "$tmp/$f")
     if [ -n "$s" ]; then

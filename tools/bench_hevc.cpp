@@ -1,8 +1,10 @@
 // bench_hevc.cpp: decoding speed of the HEVC engine (common/hevcdec), reconstruction on the CPU or the GPU: one Annex B file, the median of several runs
 //
-// Usage: bench-hevc [--cuda] [--threads N] STREAM.hevc [RUNS]
+// Usage: bench-hevc [--cuda [--keep]] [--threads N] STREAM.hevc [RUNS]
 // --cuda runs the reconstruction and loop filters on the GPU (gvc::cuda::HevcCudaReconstructor,
-// CUDA builds only); parsing stays on the CPU, and every picture is still downloaded.
+// CUDA builds only); parsing stays on the CPU, and every picture is downloaded. With --keep the
+// pictures stay on the GPU (set_keep_pictures, as cudahevcdec with CUDA memory out): each one
+// is copied as NV12/P010 into a pitched device buffer, as into a GstCudaMemory.
 // --threads N: threads for the rows of WPP slice segments (Decoder::set_threads; default: the
 // machine's, at most 16).
 // Each run decodes the whole file with a fresh gvc::hevc::Decoder, access unit by access unit
@@ -61,11 +63,15 @@ double cpu_seconds() {
 }  // namespace
 
 int main(int argc, char** argv) {
-  bool cuda = false;
+  bool cuda = false, keep = false;
   int threads = 0;
   for (;;) {
     if (argc > 1 && std::string(argv[1]) == "--cuda") {
       cuda = true;
+      --argc;
+      ++argv;
+    } else if (argc > 1 && std::string(argv[1]) == "--keep") {
+      keep = true;
       --argc;
       ++argv;
     } else if (argc > 2 && std::string(argv[1]) == "--threads") {
@@ -77,14 +83,28 @@ int main(int argc, char** argv) {
     }
   }
   if (argc < 2) {
-    std::fprintf(stderr, "usage: %s [--cuda] [--threads N] STREAM.hevc [RUNS]\n", argv[0]);
+    std::fprintf(stderr, "usage: %s [--cuda [--keep]] [--threads N] STREAM.hevc [RUNS]\n", argv[0]);
     return 2;
   }
 #if GVC_HAVE_CUDA
   std::unique_ptr<gvc::cuda::HevcCudaReconstructor> recon;
   if (cuda) recon.reset(new gvc::cuda::HevcCudaReconstructor(0));
+  if (recon) recon->set_keep_pictures(keep);
+  gvc::cuda::DeviceBuffer out_buf;  // where --keep copies each picture
+  // takes a kept picture as cudahevcdec does into CUDA memory; false on a CUDA error
+  auto take = [&](const gvc::hevc::DecodedFrame& p) {
+    if (!p.device) return true;
+    const size_t bps = p.bit_depth > 8 ? 2 : 1, pitch = (size_t(p.width + 1) * bps + 511) / 512 * 512;
+    if (!out_buf.reserve(pitch * size_t(p.height + (p.height + 1) / 2)).ok()) return false;
+    uint8_t* y = out_buf.get<uint8_t>();
+    const gvc::SemiPlanarView dst{y, ptrdiff_t(pitch), y + pitch * size_t(p.height), ptrdiff_t(pitch)};
+    const gvc::Status st = static_cast<const gvc::cuda::HevcDeviceFrame&>(*p.device).copy_to(dst);
+    if (!st.ok()) std::fprintf(stderr, "bench-hevc: %s\n", st.message().c_str());
+    return st.ok();
+  };
 #else
-  if (cuda) {
+  auto take = [](const gvc::hevc::DecodedFrame&) { return true; };
+  if (cuda || keep) {
     std::fprintf(stderr, "%s: this build has no CUDA\n", argv[0]);
     return 2;
   }
@@ -121,10 +141,11 @@ int main(int argc, char** argv) {
         std::fprintf(stderr, "%s: %s\n", argv[0], dec.reconstructor_error().c_str());
         return 1;
       }
-      while (dec.take_frame(pic)) ++n;
+      while (dec.take_frame(pic)) n += take(pic) ? 1 : -1000000;
     }
     dec.flush();
-    while (dec.take_frame(pic)) ++n;
+    while (dec.take_frame(pic)) n += take(pic) ? 1 : -1000000;
+    if (n < 0) return 1;
     const double c = cpu_seconds() - c0;
     const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     std::printf("run %d: %d frames in %.3f s (%.2f fps), %.3f s CPU\n", r + 1, n, s, n / s, c);
