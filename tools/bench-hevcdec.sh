@@ -11,7 +11,10 @@
 # and the engine rows are bench-hevc's median (no GStreamer; pictures taken as 16-bit planes,
 # or with --keep copied on the GPU as NV12/P010). TRANSCODE=1 adds one run of each
 # transcode into fakesink: cudahevcdec ! cudah264enc and nvh265dec ! cudah264enc. CPU=0 leaves
-# out the two CPU-reconstruction rows (the slowest).
+# out the two CPU-reconstruction rows (the slowest). MEM=1 adds the GPU memory of each
+# GStreamer decoder (nvidia-smi's largest sample of the gst-launch-1.0 process) next to a
+# process holding only a CUDA context (videotestsrc ! cudaupload), and bench-hevc's count of
+# what the reconstructor leaves allocated (cudaMemGetInfo) with its pictures.
 set -u
 build=${1:?usage: tools/bench-hevcdec.sh BUILDDIR STREAM.hevc...}
 shift
@@ -23,6 +26,20 @@ gst_seconds() {  # $1 stream, $2 decoder with properties, $3 caps after it (or "
   gst-launch-1.0 filesrc location="$1" ! h265parse ! $2 ! ${3:+$3 !} fakesink sync=false async=false 2>&1 |
     sed -n 's/^Execution ended after \([0-9]*\):\([0-9]*\):\([0-9.]*\)$/\1 \2 \3/p' |
     awk '{ print $1 * 3600 + $2 * 60 + $3 }'
+}
+
+# GPU memory of one gst-launch-1.0 run, the largest of nvidia-smi's samples, in MiB.
+gpu_mem_mib() {  # gpu_mem_mib PIPELINE...
+  gst-launch-1.0 -q "$@" > /dev/null 2>&1 &
+  pid=$! max=0
+  while kill -0 "$pid" 2>/dev/null; do
+    m=$(nvidia-smi --query-compute-apps=pid,used_memory --format=csv,noheader,nounits 2>/dev/null |
+        awk -F', ' -v p="$pid" '$1 == p {print $2}')
+    [ -n "$m" ] && [ "$m" -gt "$max" ] && max=$m
+    sleep 0.1
+  done
+  wait "$pid"
+  echo "$max"
 }
 
 for stream in "$@"; do
@@ -65,4 +82,11 @@ for stream in "$@"; do
     fi
   done
   rm -rf "$tmp"
+  if [ "${MEM:-0}" = 1 ]; then
+    base=$(gpu_mem_mib videotestsrc num-buffers=30 ! cudaupload ! fakesink)
+    ours=$(gpu_mem_mib filesrc location="$stream" ! h265parse ! cudahevcdec backend=cuda ! fakesink)
+    nv=$(gpu_mem_mib filesrc location="$stream" ! h265parse ! nvh265dec ! fakesink)
+    echo "GPU memory (MiB, per process): CUDA context alone $base, cudahevcdec $ours, nvh265dec $nv"
+    "$build/tools/bench-hevc" --cuda --keep "$stream" 1 | grep gpu_memory
+  fi
 done

@@ -1,10 +1,14 @@
 // bench_hevc.cpp: decoding speed of the HEVC engine (common/hevcdec), reconstruction on the CPU or the GPU: one Annex B file, the median of several runs
 //
-// Usage: bench-hevc [--cuda [--keep]] [--threads N] STREAM.hevc [RUNS]
+// Usage: bench-hevc [--cuda [--keep] | --host-only] [--threads N] STREAM.hevc [RUNS]
 // --cuda runs the reconstruction and loop filters on the GPU (gvc::cuda::HevcCudaReconstructor,
 // CUDA builds only); parsing stays on the CPU, and every picture is downloaded. With --keep the
 // pictures stay on the GPU (set_keep_pictures, as cudahevcdec with CUDA memory out): each one
 // is copied as NV12/P010 into a pitched device buffer, as into a GstCudaMemory.
+// --host-only replaces the reconstruction by a reconstructor that only plans the loop filters
+// and keeps the pictures (nothing is reconstructed, the frames are empty): what the CPU
+// spends per picture besides the GPU's work, i.e. the bound of the GPU path with an infinitely
+// fast GPU. Any build.
 // --threads N: threads for the rows of WPP slice segments (Decoder::set_threads; default: the
 // machine's, at most 16).
 // Each run decodes the whole file with a fresh gvc::hevc::Decoder, access unit by access unit
@@ -20,14 +24,17 @@
 #include <cstdlib>
 #include <fstream>
 #include <iterator>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "common/hevcdec/decoder.h"
+#include "common/hevcdec/loop_filter.h"
+#include "common/hevcdec/recon.h"
 #include "gvc-config.h"
 
 #if GVC_HAVE_CUDA
-#include <memory>
+#include <cuda_runtime_api.h>
 
 #include "gpu/hevc_recon.h"
 #endif
@@ -60,14 +67,35 @@ double cpu_seconds() {
   return double(t.tv_sec) + 1e-9 * double(t.tv_nsec);
 }
 
+// The host's share of the GPU path: plans the loop filters as HevcCudaReconstructor does,
+// reconstructs nothing, keeps every picture (an empty DeviceFrame out).
+struct HostOnlyReconstructor : gvc::hevc::Reconstructor {
+  gvc::hevc::LoopFilterPlan plan;
+  bool run(const gvc::hevc::PicParams& pp, const gvc::hevc::FrameState& fs, const gvc::hevc::PictureRecon&,
+           gvc::hevc::Picture& pic, std::string&) override {
+    gvc::hevc::plan_loop_filters(pp, fs, pic, plan);
+    return true;
+  }
+  bool keeps_pictures() const override { return true; }
+  bool output(const gvc::hevc::Picture&, gvc::hevc::DecodedFrame& f, std::string&) override {
+    if (!f.device) f.device = std::make_shared<gvc::hevc::DeviceFrame>();
+    return true;
+  }
+};
+
 }  // namespace
 
 int main(int argc, char** argv) {
-  bool cuda = false, keep = false;
+  bool cuda = false, keep = false, host_only = false;
+  HostOnlyReconstructor host_recon;
   int threads = 0;
   for (;;) {
     if (argc > 1 && std::string(argv[1]) == "--cuda") {
       cuda = true;
+      --argc;
+      ++argv;
+    } else if (argc > 1 && std::string(argv[1]) == "--host-only") {
+      host_only = true;
       --argc;
       ++argv;
     } else if (argc > 1 && std::string(argv[1]) == "--keep") {
@@ -83,12 +111,17 @@ int main(int argc, char** argv) {
     }
   }
   if (argc < 2) {
-    std::fprintf(stderr, "usage: %s [--cuda [--keep]] [--threads N] STREAM.hevc [RUNS]\n", argv[0]);
+    std::fprintf(stderr, "usage: %s [--cuda [--keep] | --host-only] [--threads N] STREAM.hevc [RUNS]\n", argv[0]);
     return 2;
   }
 #if GVC_HAVE_CUDA
   std::unique_ptr<gvc::cuda::HevcCudaReconstructor> recon;
-  if (cuda) recon.reset(new gvc::cuda::HevcCudaReconstructor(0));
+  size_t free_before = 0, total = 0;  // device memory before the reconstructor's first use
+  if (cuda) {
+    cudaFree(nullptr);  // the context first: its memory is not the decoder's
+    cudaMemGetInfo(&free_before, &total);
+    recon.reset(new gvc::cuda::HevcCudaReconstructor(0));
+  }
   if (recon) recon->set_keep_pictures(keep);
   gvc::cuda::DeviceBuffer out_buf;  // where --keep copies each picture
   // takes a kept picture as cudahevcdec does into CUDA memory; false on a CUDA error
@@ -129,6 +162,7 @@ int main(int argc, char** argv) {
 #if GVC_HAVE_CUDA
     dec.set_reconstructor(recon.get());
 #endif
+    if (host_only) dec.set_reconstructor(&host_recon);
     gvc::hevc::DecodedFrame pic;
     int n = 0;
     for (size_t a = 0; a + 1 < starts.size(); ++a) {
@@ -156,6 +190,15 @@ int main(int argc, char** argv) {
   std::sort(seconds.begin(), seconds.end());
   std::sort(cpu.begin(), cpu.end());
   const double median = seconds[seconds.size() / 2];
+#if GVC_HAVE_CUDA
+  if (recon) {  // what decoding left allocated on the device (the cores' buffers and the pictures)
+    size_t free_after = 0;
+    cudaDeviceSynchronize();
+    cudaMemGetInfo(&free_after, &total);
+    std::printf("gpu_memory_mib=%.1f pictures_mib=%.1f\n", double(free_before - free_after) / (1 << 20),
+                double(recon->picture_bytes()) / (1 << 20));
+  }
+#endif
   std::printf("frames=%d median_s=%.4f fps=%.2f median_cpu_s=%.4f\n", frames, median, frames / median,
               cpu[cpu.size() / 2]);
   return 0;

@@ -139,43 +139,11 @@ void cabac_init_contexts(CabacContexts& ctx, int init_type, int slice_qp_y) {
 void CabacEngine::init(const uint8_t* data, size_t size, size_t pos) {
   data_ = data;
   size_ = size;
-  bitpos_ = pos * 8;
+  pos_ = pos;
   range_ = 510;
-  offset_ = 0;
-  for (int i = 0; i < 9; ++i) offset_ = (offset_ << 1) | read_bit();
-}
-
-int CabacEngine::decode_decision(uint8_t& state) {
-  int p_state = state >> 1;
-  int val_mps = state & 1;
-  const uint32_t lps = kCabacRangeTabLps[p_state][(range_ >> 6) & 3];
-  range_ -= lps;
-  int bin;
-  if (offset_ >= range_) {
-    bin = !val_mps;
-    offset_ -= range_;
-    range_ = lps;
-    if (p_state == 0) val_mps = !val_mps;
-    p_state = kCabacTransIdxLps[p_state];
-  } else {
-    bin = val_mps;
-    if (p_state < 62) ++p_state;
-  }
-  state = static_cast<uint8_t>((p_state << 1) | val_mps);
-  while (range_ < 256) {  // 9.3.4.3.3 RenormD
-    range_ <<= 1;
-    offset_ = (offset_ << 1) | read_bit();
-  }
-  return bin;
-}
-
-int CabacEngine::decode_bypass() {
-  offset_ = (offset_ << 1) | read_bit();
-  if (offset_ >= range_) {
-    offset_ -= range_;
-    return 1;
-  }
-  return 0;
+  value_ = 0;
+  bits_ = -9;  // the 9 bits of ivlOffset are still to be read
+  refill();
 }
 
 uint32_t CabacEngine::decode_bypass_bits(int n) {
@@ -185,11 +153,12 @@ uint32_t CabacEngine::decode_bypass_bits(int n) {
 }
 
 int CabacEngine::decode_terminate() {
+  refill();
   range_ -= 2;
-  if (offset_ >= range_) return 1;
-  while (range_ < 256) {
+  if (value_ >= uint64_t(range_) << bits_) return 1;
+  if (range_ < 256) {  // RenormD: range_ was >= 256, so once
     range_ <<= 1;
-    offset_ = (offset_ << 1) | read_bit();
+    --bits_;
   }
   return 0;
 }

@@ -85,6 +85,20 @@ const ScanPos* scan_order(int log2_block_size, int scan_idx) {
 }
 
 bool PicParams::derive(const GstH265SPS* s, const GstH265PPS* p) {
+  // per picture: the tables cost more than the comparison (the parser zeroes its structures
+  // before filling them, so padding compares equal too)
+  if (derived_ && s == sps && p == pps && std::memcmp(s, &derived_sps_, sizeof *s) == 0 &&
+      std::memcmp(p, &derived_pps_, sizeof *p) == 0)
+    return true;
+  derived_ = derive_anew(s, p);
+  if (derived_) {
+    derived_sps_ = *s;
+    derived_pps_ = *p;
+  }
+  return derived_;
+}
+
+bool PicParams::derive_anew(const GstH265SPS* s, const GstH265PPS* p) {
   sps = s;
   pps = p;
   width = s->pic_width_in_luma_samples;

@@ -43,6 +43,16 @@ struct PicParams {
   // when scaling_list_enabled_flag is 0.
   std::vector<uint8_t> scaling_factor[4][6];
 
+ private:
+  bool derive_anew(const GstH265SPS* sps, const GstH265PPS* pps);
+  bool derived_ = false;
+  GstH265SPS derived_sps_{};  // the contents derive_anew() last succeeded with
+  GstH265PPS derived_pps_{};
+
+ public:
+
+  // Derives everything above from `sps` and `pps`; false when they are unsupported. The same
+  // parameter sets as the last successful call (same storage, same contents) derive nothing.
   bool derive(const GstH265SPS* sps, const GstH265PPS* pps);
   int min_tb_addr_zs_at(int x_luma, int y_luma) const {
     return min_tb_addr_zs[(y_luma >> log2_min_tb_size) * min_tb_width + (x_luma >> log2_min_tb_size)];

@@ -61,7 +61,9 @@ struct Picture {
     const int cw = (width + 1) / 2, ch = (height + 1) / 2;
     const int w[3] = {width, cw, cw}, h[3] = {height, ch, ch};
     for (int c = 0; c < 3; ++c) {
-      buf[c].assign(size_t(w[c]) * h[c], 0);
+      // a reused picture keeps its old samples: decoding writes every sample of a picture
+      // (zeroing 3 MB per 1080p picture was 6 % of the parse); fresh memory starts at zero
+      if (buf[c].size() != size_t(w[c]) * h[c]) buf[c].assign(size_t(w[c]) * h[c], 0);
       plane[c] = {buf[c].data(), w[c], w[c], h[c]};
     }
     bit_depth_y = bd_y;
