@@ -126,7 +126,7 @@ int main(int argc, char** argv) {
   gvc::cuda::DeviceBuffer out_buf;  // where --keep copies each picture
   // takes a kept picture as cudahevcdec does into CUDA memory; false on a CUDA error
   auto take = [&](const gvc::hevc::DecodedFrame& p) {
-    if (!p.device) return true;
+    if (!p.device || !recon) return true;  // --host-only hands out empty frames
     const size_t bps = p.bit_depth > 8 ? 2 : 1, pitch = (size_t(p.width + 1) * bps + 511) / 512 * 512;
     if (!out_buf.reserve(pitch * size_t(p.height + (p.height + 1) / 2)).ok()) return false;
     uint8_t* y = out_buf.get<uint8_t>();

@@ -261,6 +261,13 @@ gvc_cuda_hevc_dec_start (GstVideoDecoder * decoder)
             GstCudaContext * >(self->context)));
     self->state->recon.reset (self->state->cuda_recon);
   }
+  {
+    /* the backend only chose the device: it goes now, in its context (a CUDA call without
+     * a current context would make the runtime create the device's primary context, half
+     * a gigabyte on an H100) */
+    GVC_HEVC_DEC_CONTEXT_SCOPE (self);
+    backend.reset ();
+  }
 #endif
   gvc_cuda_hevc_dec_reset_engine (self);
   gvc_cuda_hevc_dec_set_active_backend (self, self->state->recon ? "cuda" : "cpu");
