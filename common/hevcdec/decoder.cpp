@@ -81,6 +81,8 @@ struct Decoder::Impl {
   std::vector<size_t> removed;     // emulation prevention bytes of the NAL unit in `rbsp`
   std::vector<size_t> substreams;  // of the current slice segment (SliceDecodeInput)
   int threads = default_threads();
+  std::unique_ptr<Workers> workers;      // for the WPP rows, made when first needed
+  std::vector<PictureRecon> row_recons;  // the rows' records, reused picture after picture
 
   ~Impl() { gst_h265_parser_free(parser); }
 
@@ -331,6 +333,11 @@ struct Decoder::Impl {
     }
     in.substreams = &substreams;
     in.threads = threads;
+    if (threads > 1 && substreams.size() > 1) {
+      if (!workers || workers->max_threads() != threads) workers = std::make_unique<Workers>(threads);
+      in.workers = workers.get();
+      in.row_recons = &row_recons;
+    }
     if (!decode_slice_segment(in, rbsp.data(), rbsp.size(), offset)) {
       err = "slice data could not be decoded";
       return false;

@@ -888,8 +888,11 @@ bool decode_rows_in_parallel(const SliceDecodeInput& in, const uint8_t* rbsp, si
   const int n_rows = int(in.substreams->size());
   std::unique_ptr<RowSync[]> sync(new RowSync[size_t(n_rows)]);
   std::vector<std::unique_ptr<SliceDecoder>> rows;
-  std::vector<PictureRecon> recons(static_cast<size_t>(n_rows));
+  std::vector<PictureRecon> own_recons;
+  std::vector<PictureRecon>& recons = in.row_recons ? *in.row_recons : own_recons;
+  if (recons.size() < size_t(n_rows)) recons.resize(size_t(n_rows));
   for (int r = 0; r < n_rows; ++r) {  // one decoder per row; references indexed here, in order
+    recons[size_t(r)].clear();
     rows.emplace_back(new SliceDecoder(in));
     rows.back()->record_into(&recons[size_t(r)]);
   }
@@ -904,18 +907,22 @@ bool decode_rows_in_parallel(const SliceDecodeInput& in, const uint8_t* rbsp, si
     }
   };
   const int n_threads = std::min(in.threads, n_rows);
-  std::vector<std::thread> threads;
-  for (int t = 1; t < n_threads; ++t) {
-    try {
-      threads.emplace_back(work);
-    } catch (const std::system_error&) {
-      break;  // no more threads to be had: the rows left are taken by those running
+  if (in.workers) {
+    in.workers->run(n_threads, work);
+  } else {
+    std::vector<std::thread> threads;
+    for (int t = 1; t < n_threads; ++t) {
+      try {
+        threads.emplace_back(work);
+      } catch (const std::system_error&) {
+        break;  // no more threads to be had: the rows left are taken by those running
+      }
     }
+    work();
+    for (std::thread& t : threads) t.join();
   }
-  work();
-  for (std::thread& t : threads) t.join();
   if (abort.load()) return false;
-  for (const PictureRecon& r : recons) append_recon(*in.recon, r);
+  for (int r = 0; r < n_rows; ++r) append_recon(*in.recon, recons[size_t(r)]);
   return true;
 }
 

@@ -10,6 +10,7 @@
 #include "common/hevcdec/params.h"
 #include "common/hevcdec/picture.h"
 #include "common/hevcdec/syntax.h"
+#include "common/hevcdec/workers.h"
 
 namespace gvc::hevc {
 
@@ -37,6 +38,10 @@ struct SliceDecodeInput {
   // slice data), or null; and how many threads may decode them (WPP rows in parallel).
   const std::vector<size_t>* substreams = nullptr;
   int threads = 1;
+  // For rows in parallel: the decoder's kept threads and one PictureRecon per row, kept from
+  // one picture to the next so that their buffers are reused (null: made for this segment).
+  Workers* workers = nullptr;
+  std::vector<PictureRecon>* row_recons = nullptr;
 };
 
 // Parses slice_segment_data() from `rbsp` (emulation prevention removed), starting at byte
