@@ -35,20 +35,7 @@ for p in ultrafast veryfast medium; do
   run "x264enc $p" x264enc speed-preset=$p threads=0 ! "video/x-h264,profile=constrained-baseline"
 done
 
-# GPU memory of the gst-launch-1.0 process, the largest of nvidia-smi's samples while it runs.
-gpu_mem_mib() {  # gpu_mem_mib PIPELINE-TAIL...: prints MiB
-  # shellcheck disable=SC2086
-  gst-launch-1.0 -q $src ! "$@" > /tmp/gvc-bench-gst.log 2>&1 &
-  local pid=$! max=0 m
-  while kill -0 "$pid" 2>/dev/null; do
-    m=$(nvidia-smi --query-compute-apps=pid,used_memory --format=csv,noheader,nounits 2>/dev/null |
-        awk -F', ' -v p="$pid" '$1 == p {print $2}')
-    [ -n "$m" ] && [ "$m" -gt "$max" ] && max=$m
-    sleep 0.2
-  done
-  wait "$pid"
-  echo "$max"
-}
+. "$(dirname "$0")/gpu-mem.sh"
 tees() {  # tees N: a tee into N cudah264enc branches
   local n=$1 i out="cudaupload ! tee name=t"
   for ((i = 0; i < n; i++)); do out+=" t. ! queue ! cudah264enc backend=cuda ! fakesink sync=false"; done
@@ -57,9 +44,9 @@ tees() {  # tees N: a tee into N cudah264enc branches
 if command -v nvidia-smi > /dev/null; then
   echo "== GPU memory (nvidia-smi, per process; the CUDA context is counted once per process)"
   # shellcheck disable=SC2046
-  one=$(gpu_mem_mib $(tees 1))
+  one=$(gpu_mem_mib $src ! $(tees 1))
   # shellcheck disable=SC2046
-  two=$(gpu_mem_mib $(tees 2))
+  two=$(gpu_mem_mib $src ! $(tees 2))
   echo "one cudah264enc: $one MiB in all; a second one in the same process adds $((two - one)) MiB"
   echo "== 16 cudah264enc at once in one process ($frames frames each)"
   t0=$(date +%s.%N)

@@ -28,19 +28,7 @@ gst_seconds() {  # $1 stream, $2 decoder with properties, $3 caps after it (or "
     awk '{ print $1 * 3600 + $2 * 60 + $3 }'
 }
 
-# GPU memory of one gst-launch-1.0 run, the largest of nvidia-smi's samples, in MiB.
-gpu_mem_mib() {  # gpu_mem_mib PIPELINE...
-  gst-launch-1.0 -q "$@" > /dev/null 2>&1 &
-  pid=$! max=0
-  while kill -0 "$pid" 2>/dev/null; do
-    m=$(nvidia-smi --query-compute-apps=pid,used_memory --format=csv,noheader,nounits 2>/dev/null |
-        awk -F', ' -v p="$pid" '$1 == p {print $2}')
-    [ -n "$m" ] && [ "$m" -gt "$max" ] && max=$m
-    sleep 0.1
-  done
-  wait "$pid"
-  echo "$max"
-}
+. "$(dirname "$0")/gpu-mem.sh"
 
 for stream in "$@"; do
   frames=$("$build/tools/bench-hevc" "$stream" 1 | sed -n 's/^frames=\([0-9]*\).*/\1/p')
