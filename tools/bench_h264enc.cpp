@@ -18,6 +18,8 @@
 
 #include "common/h264enc/encoder.h"
 #if GVC_HAVE_CUDA
+#include <cuda_runtime_api.h>
+
 #include "gpu/backend.h"
 #endif
 
@@ -90,8 +92,12 @@ int main(int argc, char** argv) {
   }
 
   std::unique_ptr<gvc::Backend> backend;
+  size_t free_before = 0;  // device memory once the context exists (CUDA backend)
   if (backend_name == "cuda") {
 #if GVC_HAVE_CUDA
+    size_t total_mem = 0;
+    cudaFree(nullptr);
+    cudaMemGetInfo(&free_before, &total_mem);
     gvc::Status why;
     backend = gvc::make_cuda_backend(0, &why);
     if (!backend) {
@@ -152,5 +158,22 @@ int main(int argc, char** argv) {
               median(total), median(analysis), median(decision), median(recon), median(entropy),
               median(reference));
   std::printf("  %.2f fps over the run, %.1f kbit/frame\n", frames / secs, bytes * 8.0 / 1000 / frames);
+#if GVC_HAVE_CUDA
+  if (free_before) {  // what the encoder holds on the device, and the local memory its kernels reserve
+    size_t free_after = 0, total_mem = 0, stack = 0;
+    cudaDeviceSynchronize();
+    cudaMemGetInfo(&free_after, &total_mem);
+    cudaDeviceGetLimit(&stack, cudaLimitStackSize);
+    cudaDeviceProp prop{};
+    int dev = 0;
+    cudaGetDevice(&dev);
+    cudaGetDeviceProperties(&prop, dev);
+    std::printf("  GPU memory: %.1f MiB since the context was made; per-thread stack limit %zu bytes "
+                "(x %d threads/SM x %d SMs = %.1f MiB of local memory)\n",
+                double(free_before - free_after) / (1 << 20), stack, prop.maxThreadsPerMultiProcessor,
+                prop.multiProcessorCount,
+                double(stack) * prop.maxThreadsPerMultiProcessor * prop.multiProcessorCount / (1 << 20));
+  }
+#endif
   return 0;
 }
