@@ -92,7 +92,7 @@ int main(int argc, char** argv) {
   }
 
   std::unique_ptr<gvc::Backend> backend;
-  size_t free_before = 0;  // device memory once the context exists (CUDA backend)
+  [[maybe_unused]] size_t free_before = 0;  // device memory once the context exists (CUDA backend)
   if (backend_name == "cuda") {
 #if GVC_HAVE_CUDA
     size_t total_mem = 0;
