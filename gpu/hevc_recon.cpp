@@ -13,7 +13,7 @@ HevcCudaReconstructor::HevcCudaReconstructor(int device_id) : device_id_(device_
 
 size_t HevcCudaReconstructor::picture_bytes() const {
   size_t n = 0;
-  for (const Slot& s : slots_) n += s.buf.size();
+  for (const Slot& s : slots_) n += s.mem.bytes;
   return n;
 }
 
@@ -43,6 +43,47 @@ HevcCudaReconstructor::Slot& HevcCudaReconstructor::slot_for(const hevc::Picture
   s->decode_index = p.decode_index;
   s->last_use = ++use_counter_;
   return *s;
+}
+
+Status HevcCudaReconstructor::place(const hevc::Picture& p, Slot& d) {
+  const int w = p.plane[0].width, h = p.plane[0].height;
+  if (!d.mem.owner || d.mem_width != w || d.mem_height != h) {
+    d.mem = PictureMemory();
+    if (allocator_) {
+      const Status st = allocator_(w, h, d.mem);
+      if (st.ok()) {
+        ++allocations_;
+      } else {
+        allocator_error_ = st.message();
+        allocator_ = nullptr;
+        d.mem = PictureMemory();
+      }
+    }
+    if (!d.mem.owner) {  // one allocation, planes tightly packed
+      auto buf = std::make_shared<DeviceBuffer>();
+      size_t bytes = 0;
+      for (int c = 0; c < 3; ++c) bytes += size_t(p.plane[c].width) * p.plane[c].height * sizeof(uint16_t);
+      GVC_TRY(buf->reserve(bytes));
+      uint16_t* base = buf->get<uint16_t>();
+      for (int c = 0; c < 3; ++c) {
+        d.mem.plane[c] = {base, p.plane[c].width, p.plane[c].width, p.plane[c].height};
+        base += size_t(p.plane[c].width) * p.plane[c].height;
+      }
+      d.mem.bytes = bytes;
+      d.mem.owner = buf;
+    }
+    for (int c = 0; c < 3; ++c)
+      if (!d.mem.plane[c].data || d.mem.plane[c].width < p.plane[c].width ||
+          d.mem.plane[c].height < p.plane[c].height || d.mem.plane[c].stride < p.plane[c].width) {
+        d.mem = PictureMemory();
+        return Status::error("HEVC reconstruction: the picture allocator gave planes smaller than the picture");
+      }
+    d.mem_width = w;
+    d.mem_height = h;
+  }
+  for (int c = 0; c < 3; ++c)
+    d.plane[c] = {d.mem.plane[c].data, d.mem.plane[c].stride, p.plane[c].width, p.plane[c].height};
+  return {};
 }
 
 Status HevcCudaReconstructor::upload(const hevc::Picture& p, Slot& d) {
@@ -82,29 +123,13 @@ Status HevcCudaReconstructor::reconstruct(const hevc::PicParams& pp, const hevc:
       if (!r.refs[i]->samples_on_host)
         return Status::error("reference picture POC " + std::to_string(r.refs[i]->poc) +
                              " is no longer on the device");
-      size_t bytes = 0;
-      for (int c = 0; c < 3; ++c) bytes += size_t(r.refs[i]->plane[c].width) * r.refs[i]->plane[c].height * 2;
-      GVC_TRY(refs[i]->buf.reserve(bytes));
-      uint16_t* base = refs[i]->buf.get<uint16_t>();
-      for (int c = 0; c < 3; ++c) {
-        const HevcPlane& h = r.refs[i]->plane[c];
-        refs[i]->plane[c] = {base, h.width, h.width, h.height};
-        base += size_t(h.width) * h.height;
-      }
+      GVC_TRY(place(*r.refs[i], *refs[i]));
       GVC_TRY(upload(*r.refs[i], *refs[i]));
     }
   }
   bool found = false;
   Slot& cur = slot_for(pic, found);
-  size_t bytes = 0;
-  for (int c = 0; c < 3; ++c) bytes += size_t(pic.plane[c].width) * pic.plane[c].height * sizeof(uint16_t);
-  GVC_TRY(cur.buf.reserve(bytes));
-  uint16_t* base = cur.buf.get<uint16_t>();
-  for (int c = 0; c < 3; ++c) {
-    const HevcPlane& h = pic.plane[c];
-    cur.plane[c] = {base, h.width, h.width, h.height};
-    base += size_t(h.width) * h.height;
-  }
+  GVC_TRY(place(pic, cur));
   if (!r.pcm.empty()) {
     hevc::write_pcm_blocks(r, pic);
     GVC_TRY(upload(pic, cur));

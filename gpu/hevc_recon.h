@@ -18,6 +18,8 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -51,6 +53,17 @@ class HevcDeviceFrame : public hevc::DeviceFrame {
   cudaStream_t stream_ = nullptr;  // the reconstructor's output stream
 };
 
+// Device memory for one picture of the DPB: three planes of 16-bit samples (4:2:0), each at
+// least as large as the picture's, any strides.
+struct PictureMemory {
+  HevcPlane plane[3];
+  size_t bytes = 0;             // all three, as allocated
+  std::shared_ptr<void> owner;  // frees or returns the memory when the last copy goes
+};
+// Provides the memory of a width x height picture (luma samples), e.g. a GstCudaBufferPool's
+// buffer; called on the thread that runs the reconstructor, its context current.
+using PictureAllocator = std::function<Status(int width, int height, PictureMemory& out)>;
+
 class HevcCudaReconstructor : public hevc::Reconstructor {
  public:
   explicit HevcCudaReconstructor(int device_id = 0);
@@ -68,6 +81,12 @@ class HevcCudaReconstructor : public hevc::Reconstructor {
                      hevc::Picture& pic);
   // Device memory held for pictures (the DPB on the GPU), in bytes.
   size_t picture_bytes() const;
+  // Where the pictures' memory comes from (default: cudaMalloc); pictures already on the
+  // device keep theirs. When the allocator fails, it is not asked again: cudaMalloc serves,
+  // and allocator_error() says why. allocations() counts the allocator's pictures.
+  void set_picture_allocator(PictureAllocator a) { allocator_ = std::move(a); }
+  uint64_t allocations() const { return allocations_; }
+  const std::string& allocator_error() const { return allocator_error_; }
 
  private:
   // A picture on the device: three planes of 16-bit samples in one allocation, tightly packed.
@@ -75,12 +94,15 @@ class HevcCudaReconstructor : public hevc::Reconstructor {
     const hevc::Picture* pic = nullptr;
     uint64_t decode_index = 0;
     uint64_t last_use = 0;
-    DeviceBuffer buf;
-    HevcPlane plane[3];
+    PictureMemory mem;
+    int mem_width = 0, mem_height = 0;  // the picture size `mem` was made for
+    HevcPlane plane[3];                 // the picture's planes in `mem`
     Event done;  // recorded after the picture's last filter
   };
   // The slot of `p`: its device copy when there is one (`found`), else a slot to fill.
   Slot& slot_for(const hevc::Picture& p, bool& found);
+  // Gives `d` memory for `p` (keeping what it has when the size is the same) and sets its planes.
+  Status place(const hevc::Picture& p, Slot& d);
   Status upload(const hevc::Picture& p, Slot& d);
   Status download(const Slot& d, hevc::Picture& p);
   Status write_output(const hevc::Picture& pic, HevcDeviceFrame& f);
@@ -94,6 +116,9 @@ class HevcCudaReconstructor : public hevc::Reconstructor {
   Event output_done_;     // after the last output() conversion; the next picture waits for it
   std::vector<Slot> slots_;
   uint64_t use_counter_ = 0;
+  PictureAllocator allocator_;
+  uint64_t allocations_ = 0;
+  std::string allocator_error_;
   DeviceBuffer levels_, residuals_;
   HevcMcCore mc_;
   HevcResidualCore inter_residual_, intra_residual_;

@@ -97,12 +97,33 @@ static GstStaticPadTemplate sink_template = GST_STATIC_PAD_TEMPLATE ("sink",
 static GstStaticPadTemplate src_template = GST_STATIC_PAD_TEMPLATE ("src",
     GST_PAD_SRC, GST_PAD_ALWAYS, GST_STATIC_CAPS (GVC_HEVC_DEC_SRC_CAPS));
 
+#if GVC_CUDAMV_CUDA
+/* The GstCudaBufferPool the reconstructor's pictures (the DPB on the GPU) come from:
+ * I420_10LE, three planes of 16-bit samples, of the pictures' size. A picture holds its
+ * buffer mapped until the reconstructor lets it go, which returns it to the pool. */
+struct GvcDpbPool {
+  GstBufferPool *pool = nullptr;
+  int width = 0, height = 0;
+
+  void reset () {
+    if (pool) {
+      gst_buffer_pool_set_active (pool, FALSE);  /* buffers still held free on return */
+      gst_object_unref (pool);
+    }
+    pool = nullptr;
+  }
+  ~GvcDpbPool () { reset (); }
+};
+#endif
+
 /* Decoding state, created in start () and destroyed in stop (). */
 struct GvcHevcDecState {
   /* declared first, destroyed last: the engine points at it */
   std::unique_ptr<gvc::hevc::Reconstructor> recon;  /* the GPU's, or null: the CPU */
 #if GVC_CUDAMV_CUDA
   gvc::cuda::HevcCudaReconstructor *cuda_recon = nullptr;  /* recon, when it is that */
+  GvcDpbPool dpb_pool;                  /* its pictures' memory */
+  bool allocator_warned = false;
 #endif
   bool cuda_output = false;             /* the src caps are memory:CUDAMemory */
   std::unique_ptr<gvc::hevc::Decoder> engine;
@@ -229,6 +250,72 @@ gvc_cuda_hevc_dec_reset_engine (GvcCudaHevcDec * self)
         s->engine->error ().c_str ());
 }
 
+#if GVC_CUDAMV_CUDA
+/* PictureAllocator of the reconstructor: a buffer of the DPB pool, mapped for CUDA. */
+static gvc::Status
+gvc_cuda_hevc_dec_alloc_picture (GvcCudaHevcDec * self, int width, int height,
+    gvc::cuda::PictureMemory & out)
+{
+  GvcDpbPool & dp = self->state->dpb_pool;
+  GstCudaContext *context = reinterpret_cast < GstCudaContext * >(self->context);
+
+  if (!dp.pool || dp.width != width || dp.height != height) {
+    GstVideoInfo info;
+
+    dp.reset ();
+    gst_video_info_set_format (&info, GST_VIDEO_FORMAT_I420_10LE, width, height);
+    GstCaps *caps = gst_video_info_to_caps (&info);
+    gst_caps_set_features (caps, 0,
+        gst_caps_features_new (GST_CAPS_FEATURE_MEMORY_CUDA_MEMORY, NULL));
+    GstBufferPool *pool = gst_cuda_buffer_pool_new (context);
+    GstStructure *config = gst_buffer_pool_get_config (pool);
+    gst_buffer_pool_config_set_params (config, caps, GST_VIDEO_INFO_SIZE (&info),
+        0, 0);
+    gst_caps_unref (caps);
+    if (!gst_buffer_pool_set_config (pool, config)
+        || !gst_buffer_pool_set_active (pool, TRUE)) {
+      gst_object_unref (pool);
+      return gvc::Status::error ("the DPB's GstCudaBufferPool (I420_10LE " +
+          std::to_string (width) + "x" + std::to_string (height) +
+          ") could not be set up");
+    }
+    dp.pool = pool;
+    dp.width = width;
+    dp.height = height;
+    GST_INFO_OBJECT (self, "DPB pictures from a GstCudaBufferPool (I420_10LE "
+        "%dx%d)", width, height);
+  }
+
+  GstBuffer *buf = NULL;
+  if (gst_buffer_pool_acquire_buffer (dp.pool, &buf, NULL) != GST_FLOW_OK)
+    return gvc::Status::error ("no buffer from the DPB's GstCudaBufferPool");
+  GstMemory *mem = gst_buffer_peek_memory (buf, 0);
+  GstMapInfo *map = new GstMapInfo;
+  if (gst_buffer_n_memory (buf) != 1 || !gst_is_cuda_memory (mem)
+      || !gst_memory_map (mem, map,
+          (GstMapFlags) (GST_MAP_READWRITE | GST_MAP_CUDA))) {
+    delete map;
+    gst_buffer_unref (buf);
+    return gvc::Status::error ("the DPB's GstCudaBufferPool gave no CUDA memory");
+  }
+  const GstVideoInfo *vi = &GST_CUDA_MEMORY_CAST (mem)->info;
+  for (int c = 0; c < 3; c++) {
+    guint8 *plane = map->data + GST_VIDEO_INFO_PLANE_OFFSET (vi, c);
+    out.plane[c] = { reinterpret_cast < uint16_t * >(plane),
+      GST_VIDEO_INFO_PLANE_STRIDE (vi, c) / 2,
+      GST_VIDEO_INFO_COMP_WIDTH (vi, c), GST_VIDEO_INFO_COMP_HEIGHT (vi, c) };
+  }
+  out.bytes = map->size;
+  out.owner = std::shared_ptr < void >(map, [buf, mem] (void *p) {
+        GstMapInfo *m = static_cast < GstMapInfo * >(p);
+        gst_memory_unmap (mem, m);
+        delete m;
+        gst_buffer_unref (buf);  /* back to the pool */
+      });
+  return gvc::Status ();
+}
+#endif
+
 static gboolean
 gvc_cuda_hevc_dec_start (GstVideoDecoder * decoder)
 {
@@ -260,6 +347,10 @@ gvc_cuda_hevc_dec_start (GstVideoDecoder * decoder)
         gvc_cuda_context_device_id (reinterpret_cast <
             GstCudaContext * >(self->context)));
     self->state->recon.reset (self->state->cuda_recon);
+    self->state->cuda_recon->set_picture_allocator ([self] (int w, int h,
+            gvc::cuda::PictureMemory & m) {
+          return gvc_cuda_hevc_dec_alloc_picture (self, w, h, m);
+        });
   }
   {
     /* the backend only chose the device: it goes now, in its context (a CUDA call without
@@ -713,6 +804,14 @@ gvc_cuda_hevc_dec_check_gpu (GvcCudaHevcDec * self)
 {
   GvcHevcDecState *s = self->state;
 
+#if GVC_CUDAMV_CUDA
+  if (s->cuda_recon && !s->cuda_recon->allocator_error ().empty ()
+      && !s->allocator_warned) {
+    GST_WARNING_OBJECT (self, "DPB pictures from cudaMalloc instead: %s",
+        s->cuda_recon->allocator_error ().c_str ());
+    s->allocator_warned = true;
+  }
+#endif
   if (!s->recon || s->engine->reconstructor_error ().empty ())
     return TRUE;
   const std::string why = s->engine->reconstructor_error ();

@@ -497,5 +497,60 @@ TEST(HevcReconStreams, KeptPicturesMatchCpuFrameByFrame) {
               files.size(), n_frames, n_device);
 }
 
+// The same streams with the DPB in memory from a PictureAllocator (as cudahevcdec's
+// GstCudaBufferPool gives it): pitched planes (rows 40 samples longer than the picture's),
+// every picture of the reconstructor from the allocator, frames identical to the CPU's.
+TEST(HevcReconStreams, PicturesFromAnAllocatorMatchCpu) {
+  if (!cuda_backend()) GTEST_SKIP() << "no CUDA device: " << no_cuda_reason();
+  std::string why;
+  const std::vector<std::string> files = stream_files(why);
+  if (files.empty()) GTEST_SKIP() << why;
+  gvc::cuda::HevcCudaReconstructor recon(0);
+  uint64_t calls = 0;
+  recon.set_picture_allocator([&](int w, int h, gvc::cuda::PictureMemory& m) -> gvc::Status {
+    ++calls;
+    auto buf = std::make_shared<DeviceBuffer>();
+    const int pw[3] = {w + 40, (w + 1) / 2 + 40, (w + 1) / 2 + 40}, ph[3] = {h, (h + 1) / 2, (h + 1) / 2};
+    size_t bytes = 0;
+    for (int c = 0; c < 3; ++c) bytes += size_t(pw[c]) * ph[c] * sizeof(uint16_t);
+    GVC_TRY(buf->reserve(bytes));
+    uint16_t* base = buf->get<uint16_t>();
+    for (int c = 0; c < 3; ++c) {
+      m.plane[c] = {base, pw[c], pw[c] - 40, ph[c]};
+      base += size_t(pw[c]) * ph[c];
+    }
+    m.bytes = bytes;
+    m.owner = buf;
+    return {};
+  });
+  int n_frames = 0;
+  for (const std::string& f : files) {
+    const std::vector<uint8_t> data = read_file(f);
+    auto decode = [&](gvc::hevc::Reconstructor* r) {
+      std::vector<gvc::hevc::DecodedFrame> out;
+      gvc::hevc::Decoder dec;
+      dec.set_reconstructor(r);
+      EXPECT_TRUE(dec.decode(data.data(), data.size())) << f << ": " << dec.error();
+      dec.flush();
+      gvc::hevc::DecodedFrame fr;
+      while (dec.take_frame(fr)) out.push_back(std::move(fr));
+      EXPECT_EQ(dec.reconstructor_error(), "") << f;
+      return out;
+    };
+    const auto cpu = decode(nullptr);
+    const auto gpu = decode(&recon);
+    ASSERT_EQ(cpu.size(), gpu.size()) << f;
+    for (size_t i = 0; i < cpu.size(); ++i)
+      for (int c = 0; c < 3; ++c)
+        ASSERT_TRUE(cpu[i].planes[c] == gpu[i].planes[c]) << f << ": frame " << i << " plane " << c << " differs";
+    n_frames += int(cpu.size());
+  }
+  EXPECT_GT(calls, 0u);
+  EXPECT_EQ(calls, recon.allocations());
+  std::printf("HEVC streams with the DPB from an allocator (pitched planes): %zu streams, %d frames identical to "
+              "the CPU, %llu pictures allocated\n",
+              files.size(), n_frames, static_cast<unsigned long long>(calls));
+}
+
 }  // namespace
 }  // namespace checkgpu

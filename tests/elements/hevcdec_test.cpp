@@ -16,6 +16,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <iterator>
+#include <mutex>
 #include <random>
 #include <sstream>
 #include <string>
@@ -881,6 +882,51 @@ TEST_F(HevcDecGpu, ElementsCreateNoSecondCudaContext) {
     EXPECT_FALSE(r.md5.empty()) << tail;
     EXPECT_EQ(primary_context_active(), 0) << "after " << tail;
   }
+}
+
+// cudahevcdec's log lines at INFO and above, while a test listens.
+std::mutex g_log_mutex;
+std::vector<std::string> g_log;
+void collect_log(GstDebugCategory* cat, GstDebugLevel, const gchar*, const gchar*, gint, GObject*,
+                 GstDebugMessage* msg, gpointer) {
+  if (std::string(gst_debug_category_get_name(cat)) != "cudahevcdec") return;
+  std::lock_guard<std::mutex> lock(g_log_mutex);
+  g_log.push_back(gst_debug_message_get(msg));
+}
+
+// The DPB on the GPU lives in a GstCudaBufferPool of the shared context (the element's log
+// says so, and no fallback to cudaMalloc is logged), with frames still equal to the CPU's.
+TEST_F(HevcDecGpu, DpbPicturesComeFromAGstCudaBufferPool) {
+  if (!cuda_device_present()) GTEST_SKIP() << "no CUDA device or driver on this machine";
+  std::vector<std::string> files;
+  for (const std::string& f : matrix_streams())
+    if (g_str_has_suffix(f.c_str(), "/b_pyramid.265") || g_str_has_suffix(f.c_str(), "/b_main10_1366x768.265"))
+      files.push_back(f);
+  if (files.empty()) GTEST_SKIP() << "GVC_HEVC_STREAMS (the conformance matrix) not set";
+  gst_debug_set_threshold_for_name("cudahevcdec", GST_LEVEL_INFO);
+  gst_debug_add_log_function(collect_log, nullptr, nullptr);
+  for (const std::string& f : files) {
+    const std::vector<Bytes> aus = split_aus(read_file(f));
+    {
+      std::lock_guard<std::mutex> lock(g_log_mutex);
+      g_log.clear();
+    }
+    RunResult cpu = run_pipeline("appsrc name=src ! cudahevcdec backend=cpu ! appsink name=sink", &aus);
+    RunResult gpu = run_pipeline(
+        "appsrc name=src ! cudahevcdec backend=cuda ! video/x-raw(memory:CUDAMemory) ! appsink name=sink", &aus);
+    EXPECT_TRUE(gpu.errors.empty()) << f << ": " << (gpu.errors.empty() ? "" : gpu.errors[0]);
+    EXPECT_EQ(gpu.md5, cpu.md5) << f;
+    std::lock_guard<std::mutex> lock(g_log_mutex);
+    bool pool = false, fallback = false;
+    for (const std::string& line : g_log) {
+      pool |= line.find("DPB pictures from a GstCudaBufferPool") != std::string::npos;
+      fallback |= line.find("DPB pictures from cudaMalloc instead") != std::string::npos;
+    }
+    EXPECT_TRUE(pool) << f;
+    EXPECT_FALSE(fallback) << f;
+  }
+  gst_debug_remove_log_function(collect_log);
+  gst_debug_set_threshold_for_name("cudahevcdec", GST_LEVEL_NONE);
 }
 
 // Downstream that takes only CUDA memory while the pictures are decoded on the CPU: a
