@@ -271,6 +271,10 @@ struct Decoder::Impl {
       err = "slice refers to another SPS than its picture";
       return false;
     }
+    if (!pp.derived_from(hdr.pps)) {  // same ids, new contents: what was derived is stale
+      err = "the picture's SPS or PPS changed between its slices";
+      return false;
+    }
     ref_lists = RefPicLists{};
     const Picture* col_pic = nullptr;
     if (hdr.type != GST_H265_I_SLICE) {

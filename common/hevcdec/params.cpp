@@ -98,6 +98,11 @@ bool PicParams::derive(const GstH265SPS* s, const GstH265PPS* p) {
   return derived_;
 }
 
+bool PicParams::derived_from(const GstH265PPS* p) const {
+  return derived_ && p == pps && p->sps == sps && std::memcmp(p, &derived_pps_, sizeof *p) == 0 &&
+         std::memcmp(sps, &derived_sps_, sizeof *sps) == 0;
+}
+
 bool PicParams::derive_anew(const GstH265SPS* s, const GstH265PPS* p) {
   sps = s;
   pps = p;

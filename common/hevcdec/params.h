@@ -54,6 +54,9 @@ struct PicParams {
   // Derives everything above from `sps` and `pps`; false when they are unsupported. The same
   // parameter sets as the last successful call (same storage, same contents) derive nothing.
   bool derive(const GstH265SPS* sps, const GstH265PPS* pps);
+  // Whether `pps` and its SPS are still, in storage and contents, those of the last derive()
+  // (a parameter set of the same id may have replaced them since).
+  bool derived_from(const GstH265PPS* pps) const;
   int min_tb_addr_zs_at(int x_luma, int y_luma) const {
     return min_tb_addr_zs[(y_luma >> log2_min_tb_size) * min_tb_width + (x_luma >> log2_min_tb_size)];
   }

@@ -641,6 +641,9 @@ bool SliceDecoder::pcm_sample(int x0, int y0, int log2_cb_size) {
   const int s = 1 << log2_cb_size;
   const int pbd_y = sps_.pcm_sample_bit_depth_luma_minus1 + 1;
   const int pbd_c = sps_.pcm_sample_bit_depth_chroma_minus1 + 1;
+  // PicParams::derive checked these against the picture's bit depths; an SPS of the same id
+  // arriving between two slices of the picture (a damaged stream) may have changed them since
+  if (pbd_y > pp_.bit_depth_y || pbd_c > pp_.bit_depth_c) return false;
   PcmBlock b;
   b.x = uint16_t(x0);
   b.y = uint16_t(y0);
