@@ -188,7 +188,13 @@ std::shared_ptr<Picture> Dpb::fresh_picture() {
     kept.mvf.swap(p->mvf);
     kept.ctb_slice.swap(p->ctb_slice);
     kept.slice_refs.swap(p->slice_refs);
+    // the bit depths say what the kept samples are (Picture::allocate keeps them only when
+    // they are the new picture's depths)
+    kept.bit_depth_y = p->bit_depth_y;
+    kept.bit_depth_c = p->bit_depth_c;
     *p = Picture{};
+    p->bit_depth_y = kept.bit_depth_y;
+    p->bit_depth_c = kept.bit_depth_c;
     for (int c = 0; c < 3; ++c) p->buf[c].swap(kept.buf[c]);
     p->mvf.swap(kept.mvf);
     p->ctb_slice.swap(kept.ctb_slice);
