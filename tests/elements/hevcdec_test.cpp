@@ -15,6 +15,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <functional>
 #include <iterator>
 #include <mutex>
 #include <random>
@@ -225,8 +226,11 @@ GstPadProbeReturn count_probed(GstPad*, GstPadProbeInfo* info, gpointer data) {
 
 // Runs `desc` (ending in "appsink name=sink") until EOS, an error or `timeout_s`.
 // `aus`, if given, are pushed into "appsrc name=src" (byte-stream access units, 25 fps).
+// `after_sample`, if given, is called with the pipeline and the count of samples taken so far
+// after each sample pulled before EOS.
 RunResult run_pipeline(const std::string& desc, const std::vector<Bytes>* aus = nullptr,
-                       int timeout_s = 60) {
+                       int timeout_s = 60,
+                       const std::function<void(GstElement*, size_t)>& after_sample = nullptr) {
   RunResult r;
   GError* err = nullptr;
   GstElement* pipeline = gst_parse_launch(desc.c_str(), &err);
@@ -279,6 +283,7 @@ RunResult run_pipeline(const std::string& desc, const std::vector<Bytes>* aus = 
       }
       note_sample(r, s);
       gst_sample_unref(s);
+      if (after_sample) after_sample(pipeline, r.md5.size());
       continue;
     }
     while (GstMessage* m = gst_bus_pop_filtered(
@@ -927,6 +932,39 @@ TEST_F(HevcDecGpu, DpbPicturesComeFromAGstCudaBufferPool) {
   }
   gst_debug_remove_log_function(collect_log);
   gst_debug_set_threshold_for_name("cudahevcdec", GST_LEVEL_NONE);
+}
+
+// Downstream switches from CUDA memory to system memory and back mid-stream (a capsfilter's
+// caps changed while playing; appsink holds one buffer, so the decoder is at most a few
+// pictures ahead): the decoder renegotiates each time, pictures decoded in one mode are output
+// in the other, and every frame still equals backend=cpu's.
+TEST_F(HevcDecGpu, CudaAndSystemMemoryRenegotiatedMidStream) {
+  if (!cuda_device_present()) GTEST_SKIP() << "no CUDA device or driver on this machine";
+  std::string path;
+  for (const std::string& f : matrix_streams())
+    if (g_str_has_suffix(f.c_str(), "/b_pyramid.265")) path = f;
+  if (path.empty()) GTEST_SKIP() << "GVC_HEVC_STREAMS (the conformance matrix) not set";
+  const std::vector<Bytes> aus = split_aus(read_file(path));
+  RunResult cpu = run_pipeline("appsrc name=src ! cudahevcdec backend=cpu ! appsink name=sink", &aus);
+  ASSERT_GE(cpu.md5.size(), 8u);
+  auto set_caps = [](GstElement* pipeline, const char* caps) {
+    GstElement* cf = gst_bin_get_by_name(GST_BIN(pipeline), "cf");
+    GstCaps* c = gst_caps_from_string(caps);
+    g_object_set(cf, "caps", c, nullptr);
+    gst_caps_unref(c);
+    gst_object_unref(cf);
+  };
+  RunResult gpu = run_pipeline(
+      "appsrc name=src ! cudahevcdec backend=cuda ! capsfilter name=cf caps=video/x-raw(memory:CUDAMemory) ! "
+      "appsink name=sink max-buffers=1",
+      &aus, 60, [&](GstElement* pipeline, size_t n) {
+        if (n == 2) set_caps(pipeline, "video/x-raw");
+        if (n == 5) set_caps(pipeline, "video/x-raw(memory:CUDAMemory)");
+      });
+  EXPECT_TRUE(gpu.eos && gpu.errors.empty()) << (gpu.errors.empty() ? "" : gpu.errors[0]);
+  EXPECT_EQ(gpu.md5, cpu.md5);
+  EXPECT_GT(gpu.cuda_buffers, 0);
+  EXPECT_LT(gpu.cuda_buffers, int(gpu.md5.size())) << "no picture left in system memory";
 }
 
 // Downstream that takes only CUDA memory while the pictures are decoded on the CPU: a
