@@ -98,11 +98,6 @@ Status Event::wait_on(cudaStream_t s) const {
   return check(cudaStreamWaitEvent(s, event_, 0), "cudaStreamWaitEvent");
 }
 
-Status Event::synchronize(const char* what) const {
-  if (!event_) return {};
-  return check(cudaEventSynchronize(event_), what);
-}
-
 std::string describe_device(int device_id) {
   cudaDeviceProp prop{};
   if (cudaGetDeviceProperties(&prop, device_id) != cudaSuccess) return "unknown CUDA device";

@@ -103,7 +103,7 @@ class Stream {
   cudaStream_t stream_ = nullptr;
 };
 
-// An event without timing, for ordering work between streams and waiting on one point.
+// An event without timing, for ordering work between streams.
 class Event {
  public:
   Event() = default;
@@ -116,7 +116,6 @@ class Event {
   Status record(cudaStream_t s);
   // Makes `s` wait for the work recorded (nothing when never recorded).
   Status wait_on(cudaStream_t s) const;
-  Status synchronize(const char* what) const;
 
  private:
   cudaEvent_t event_ = nullptr;
