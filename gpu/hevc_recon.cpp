@@ -195,7 +195,6 @@ Status HevcCudaReconstructor::write_output(const hevc::Picture& pic, HevcDeviceF
   f.view_.y_stride = ptrdiff_t(pitch);
   f.view_.uv = f.view_.y + pitch * size_t(pic.crop_h);
   f.view_.uv_stride = ptrdiff_t(pitch);
-  f.row_bytes_ = size_t(pic.crop_w) * bytes_per_sample;
   f.stream_ = output_stream_.get();
   f.width = pic.crop_w;
   f.height = pic.crop_h;
@@ -220,8 +219,10 @@ bool HevcCudaReconstructor::output(const hevc::Picture& pic, hevc::DecodedFrame&
 
 Status HevcDeviceFrame::copy_to(const SemiPlanarView& dst) const {
   if (!stream_) return Status::error("HEVC output frame: never written");
-  const size_t chroma_bytes = size_t((width + 1) / 2) * 2 * (bit_depth > 8 ? 2 : 1);
-  GVC_CUDA_TRY(cudaMemcpy2DAsync(dst.y, size_t(dst.y_stride), view_.y, size_t(view_.y_stride), row_bytes_,
+  const size_t bytes_per_sample = bit_depth > 8 ? 2 : 1;
+  const size_t luma_bytes = size_t(width) * bytes_per_sample;
+  const size_t chroma_bytes = size_t((width + 1) / 2) * 2 * bytes_per_sample;
+  GVC_CUDA_TRY(cudaMemcpy2DAsync(dst.y, size_t(dst.y_stride), view_.y, size_t(view_.y_stride), luma_bytes,
                                  size_t(height), cudaMemcpyDefault, stream_));
   GVC_CUDA_TRY(cudaMemcpy2DAsync(dst.uv, size_t(dst.uv_stride), view_.uv, size_t(view_.uv_stride), chroma_bytes,
                                  size_t((height + 1) / 2), cudaMemcpyDefault, stream_));

@@ -49,7 +49,6 @@ class HevcDeviceFrame : public hevc::DeviceFrame {
   friend class HevcCudaReconstructor;
   DeviceBuffer buf_;
   SemiPlanarView view_;
-  size_t row_bytes_ = 0;         // of luma; the chroma rows are as long
   cudaStream_t stream_ = nullptr;  // the reconstructor's output stream
 };
 
