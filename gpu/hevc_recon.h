@@ -88,7 +88,8 @@ class HevcCudaReconstructor : public hevc::Reconstructor {
   const std::string& allocator_error() const { return allocator_error_; }
 
  private:
-  // A picture on the device: three planes of 16-bit samples in one allocation, tightly packed.
+  // A picture on the device: three planes of 16-bit samples in `mem` (from the allocator, or
+  // one cudaMalloc'd block, tightly packed).
   struct Slot {
     const hevc::Picture* pic = nullptr;
     uint64_t decode_index = 0;
