@@ -86,12 +86,13 @@ static GstStaticPadTemplate sink_template = GST_STATIC_PAD_TEMPLATE ("sink",
         "profile = (string) { main, main-10, main-still-picture, main-intra, "
         "main-10-intra }"));
 
+#define GVC_HEVC_DEC_SYSTEM_CAPS GST_VIDEO_CAPS_MAKE ("{ NV12, P010_10LE }")
 #if GVC_CUDAMV_CUDA
 #define GVC_HEVC_DEC_SRC_CAPS \
     GST_VIDEO_CAPS_MAKE_WITH_FEATURES (GST_CAPS_FEATURE_MEMORY_CUDA_MEMORY, \
-        "{ NV12, P010_10LE }") "; " GST_VIDEO_CAPS_MAKE ("{ NV12, P010_10LE }")
+        "{ NV12, P010_10LE }") "; " GVC_HEVC_DEC_SYSTEM_CAPS
 #else
-#define GVC_HEVC_DEC_SRC_CAPS GST_VIDEO_CAPS_MAKE ("{ NV12, P010_10LE }")
+#define GVC_HEVC_DEC_SRC_CAPS GVC_HEVC_DEC_SYSTEM_CAPS
 #endif
 
 static GstStaticPadTemplate src_template = GST_STATIC_PAD_TEMPLATE ("src",
@@ -477,41 +478,28 @@ gvc_cuda_hevc_dec_set_format (GstVideoDecoder * decoder,
   return TRUE;
 }
 
-/* Whether downstream takes CUDA memory (nvcodec's rule: any allowed structure with
- * the memory:CUDAMemory feature). */
-static gboolean
-gvc_cuda_hevc_dec_downstream_takes_cuda (GvcCudaHevcDec * self)
+/* What downstream takes, from one caps query: CUDA memory in some structure (nvcodec's
+ * rule for choosing it), and nothing but CUDA memory. */
+static void
+gvc_cuda_hevc_dec_downstream_memory (GvcCudaHevcDec * self, gboolean * cuda,
+    gboolean * only_cuda)
 {
-  gboolean cuda = FALSE;
-#if GVC_CUDAMV_CUDA
   GstCaps *allowed = gst_pad_get_allowed_caps (GST_VIDEO_DECODER_SRC_PAD (self));
 
-  for (guint i = 0; allowed && i < gst_caps_get_size (allowed) && !cuda; i++) {
+  *cuda = *only_cuda = FALSE;
+  if (!allowed)
+    return;
+#if GVC_CUDAMV_CUDA
+  for (guint i = 0; i < gst_caps_get_size (allowed) && !*cuda; i++) {
     GstCapsFeatures *features = gst_caps_get_features (allowed, i);
-    cuda = features && gst_caps_features_contains (features,
+    *cuda = features && gst_caps_features_contains (features,
         GST_CAPS_FEATURE_MEMORY_CUDA_MEMORY);
   }
-  if (allowed)
-    gst_caps_unref (allowed);
-#else
-  (void) self;
 #endif
-  return cuda;
-}
-
-/* Whether every format downstream takes is in CUDA memory. */
-static gboolean
-gvc_cuda_hevc_dec_downstream_takes_only_cuda (GvcCudaHevcDec * self)
-{
-  GstCaps *allowed = gst_pad_get_allowed_caps (GST_VIDEO_DECODER_SRC_PAD (self));
-  GstCaps *sys = gst_caps_from_string (GST_VIDEO_CAPS_MAKE ("{ NV12, P010_10LE }"));
-  const gboolean only = allowed && !gst_caps_is_empty (allowed)
-      && !gst_caps_can_intersect (allowed, sys);
-
+  GstCaps *sys = gst_caps_from_string (GVC_HEVC_DEC_SYSTEM_CAPS);
+  *only_cuda = !gst_caps_is_empty (allowed) && !gst_caps_can_intersect (allowed, sys);
   gst_caps_unref (sys);
-  if (allowed)
-    gst_caps_unref (allowed);
-  return only;
+  gst_caps_unref (allowed);
 }
 
 /* Output caps follow the pictures: NV12 for 8 bits, P010_10LE for 10; in CUDA memory
@@ -530,9 +518,10 @@ gvc_cuda_hevc_dec_ensure_output (GvcCudaHevcDec * self,
       && !gst_pad_check_reconfigure (GST_VIDEO_DECODER_SRC_PAD (self)))
     return TRUE;
 
-  const gboolean cuda = s->recon
-      && gvc_cuda_hevc_dec_downstream_takes_cuda (self);
-  if (!cuda && gvc_cuda_hevc_dec_downstream_takes_only_cuda (self)) {
+  gboolean takes_cuda, only_cuda;
+  gvc_cuda_hevc_dec_downstream_memory (self, &takes_cuda, &only_cuda);
+  const gboolean cuda = s->recon && takes_cuda;
+  if (!cuda && only_cuda) {
     GST_ELEMENT_ERROR (self, CORE, NEGOTIATION,
         ("Downstream takes only CUDA memory, but the pictures are decoded on "
             "the CPU (backend=cpu, or no CUDA device)."), (NULL));
