@@ -175,11 +175,12 @@ int main(int argc, char** argv) {
         std::fprintf(stderr, "%s: %s\n", argv[0], dec.reconstructor_error().c_str());
         return 1;
       }
-      while (dec.take_frame(pic)) n += take(pic) ? 1 : -1000000;
+      for (; dec.take_frame(pic); ++n)
+        if (!take(pic)) return 1;
     }
     dec.flush();
-    while (dec.take_frame(pic)) n += take(pic) ? 1 : -1000000;
-    if (n < 0) return 1;
+    for (; dec.take_frame(pic); ++n)
+      if (!take(pic)) return 1;
     const double c = cpu_seconds() - c0;
     const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     std::printf("run %d: %d frames in %.3f s (%.2f fps), %.3f s CPU\n", r + 1, n, s, n / s, c);
