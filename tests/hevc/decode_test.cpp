@@ -682,15 +682,30 @@ TEST(HevcDecodeOpenGop, Libde265RepeatedSpsBeforeCra) {
   EXPECT_TRUE(err.empty()) << err;
 }
 
-// 8 P pictures of 176x144 without reordering (x265 bframes=0), an IDR every 4: made once.
-const std::vector<uint8_t>& low_delay_stream(std::string& err) {
-  static std::vector<uint8_t> stream;
-  static std::string made_err;
-  if (stream.empty() && made_err.empty())
-    stream = gvc::test::x265_encode(gvc::test::hevc_find_clip(), 176, 144, 8, "yuv420p",
-                                    "keyint=4:min-keyint=4:bframes=0:ctu=32:qp=30", made_err);
-  err = made_err;
-  return stream;
+// A 176x144 x265 stream of the test clip and FFmpeg's frames of it (`err` says why either is
+// missing), for tests that share one.
+struct MadeStream {
+  std::vector<uint8_t> stream;
+  Frames ffmpeg;
+  std::string err;
+};
+MadeStream make_stream(int frames, const char* x265_params) {
+  MadeStream m;
+  m.stream = gvc::test::x265_encode(gvc::test::hevc_find_clip(), 176, 144, frames, "yuv420p", x265_params, m.err);
+  if (!m.stream.empty()) m.ffmpeg = gvc::test::ffmpeg_decode(m.stream, "yuv420p", frame_bytes(176, 144, 1), m.err);
+  return m;
+}
+
+// 8 P pictures without reordering (x265 bframes=0), an IDR every 4: made once.
+const MadeStream& low_delay() {
+  static const MadeStream m = make_stream(8, "keyint=4:min-keyint=4:bframes=0:ctu=32:qp=30");
+  return m;
+}
+
+// 12 pictures in a B pyramid (3 B frames, 3 references): made once.
+const MadeStream& b_pyramid() {
+  static const MadeStream m = make_stream(12, "keyint=30:bframes=3:b-pyramid=1:ref=3:ctu=32:qp=30");
+  return m;
 }
 
 // A Reconstructor that fails on its third picture, as a GPU would: the failure is reported by
@@ -699,10 +714,8 @@ const std::vector<uint8_t>& low_delay_stream(std::string& err) {
 TEST(HevcDecodeReconstructor, FailureIsReportedOnceAndTheCpuTakesOver) {
   ASSERT_FALSE(gvc::test::hevc_find_ffmpeg().empty()) << "ffmpeg is required (set $FFMPEG)";
   ASSERT_FALSE(gvc::test::hevc_find_clip().empty()) << "test clip missing";
-  std::string err;
-  const auto& stream = low_delay_stream(err);
+  const auto& [stream, ref, err] = low_delay();
   ASSERT_FALSE(stream.empty()) << err;
-  const Frames ref = gvc::test::ffmpeg_decode(stream, "yuv420p", frame_bytes(176, 144, 1), err);
   ASSERT_EQ(ref.size(), 8u) << err;
 
   struct FailingThird : gvc::hevc::Reconstructor {
@@ -834,18 +847,15 @@ struct KeepingReconstructor : gvc::hevc::Reconstructor {
 TEST(HevcDecodeReconstructor, KeptPicturesComeOutThroughTheReconstructor) {
   ASSERT_FALSE(gvc::test::hevc_find_ffmpeg().empty()) << "ffmpeg is required (set $FFMPEG)";
   ASSERT_FALSE(gvc::test::hevc_find_clip().empty()) << "test clip missing";
-  std::string err;
-  const auto stream = gvc::test::x265_encode(gvc::test::hevc_find_clip(), 176, 144, 9, "yuv420p",
-                                             "keyint=30:bframes=3:b-pyramid=1:ctu=32:qp=30:ref=3", err);
+  const auto& [stream, ref, err] = b_pyramid();
   ASSERT_FALSE(stream.empty()) << err;
-  const Frames ref = gvc::test::ffmpeg_decode(stream, "yuv420p", frame_bytes(176, 144, 1), err);
-  ASSERT_EQ(ref.size(), 9u) << err;
+  ASSERT_EQ(ref.size(), 12u) << err;
   KeepingReconstructor recon;
   gvc::hevc::Decoder dec;
   int errors = 0;
   const Frames ours = recon.decode(stream, dec, errors);
   EXPECT_EQ(errors, 0) << dec.error();
-  EXPECT_EQ(recon.outputs, 9);
+  EXPECT_EQ(recon.outputs, 12);
   expect_same_frames(ours, ref, 176, 144, 1, "ffmpeg");
 }
 
@@ -856,10 +866,8 @@ TEST(HevcDecodeReconstructor, KeptPicturesComeOutThroughTheReconstructor) {
 TEST(HevcDecodeReconstructor, KeptReferencesLostWithTheDeviceDropPicturesUntilTheNextIdr) {
   ASSERT_FALSE(gvc::test::hevc_find_ffmpeg().empty()) << "ffmpeg is required (set $FFMPEG)";
   ASSERT_FALSE(gvc::test::hevc_find_clip().empty()) << "test clip missing";
-  std::string err;
-  const auto& stream = low_delay_stream(err);
+  const auto& [stream, ref, err] = low_delay();
   ASSERT_FALSE(stream.empty()) << err;
-  const Frames ref = gvc::test::ffmpeg_decode(stream, "yuv420p", frame_bytes(176, 144, 1), err);
   ASSERT_EQ(ref.size(), 8u) << err;
   KeepingReconstructor recon;
   recon.fail_at = 3;
@@ -878,13 +886,11 @@ TEST(HevcDecodeReconstructor, KeptReferencesLostWithTheDeviceDropPicturesUntilTh
 TEST(HevcDecodeLatency, LowDelayPictureIsReadyRightAfterItsAccessUnit) {
   ASSERT_FALSE(gvc::test::hevc_find_ffmpeg().empty()) << "ffmpeg is required (set $FFMPEG)";
   ASSERT_FALSE(gvc::test::hevc_find_clip().empty()) << "test clip missing";
-  std::string err;
-  const auto& stream = low_delay_stream(err);
+  const auto& [stream, ref, err] = low_delay();
   ASSERT_FALSE(stream.empty()) << err;
   EXPECT_EQ(gvc::test::stream_features(stream).max_num_reorder, 0);
   const auto aus = gvc::test::split_access_units(stream);
   ASSERT_EQ(aus.size(), 8u);
-  const Frames ref = gvc::test::ffmpeg_decode(stream, "yuv420p", frame_bytes(176, 144, 1), err);
   ASSERT_EQ(ref.size(), 8u) << err;
 
   gvc::hevc::Decoder dec, late;
@@ -912,15 +918,12 @@ TEST(HevcDecodeLatency, LowDelayPictureIsReadyRightAfterItsAccessUnit) {
 TEST(HevcDecodeLatency, ReorderingStreamStaysWithinSpsMaxNumReorderPics) {
   ASSERT_FALSE(gvc::test::hevc_find_ffmpeg().empty()) << "ffmpeg is required (set $FFMPEG)";
   ASSERT_FALSE(gvc::test::hevc_find_clip().empty()) << "test clip missing";
-  std::string err;
-  const auto stream = gvc::test::x265_encode(gvc::test::hevc_find_clip(), 176, 144, 12, "yuv420p",
-                                             "keyint=30:bframes=3:b-pyramid=1:ref=3:ctu=32:qp=30", err);
+  const auto& [stream, ref, err] = b_pyramid();
   ASSERT_FALSE(stream.empty()) << err;
   const int reorder = gvc::test::stream_features(stream).max_num_reorder;
   ASSERT_GT(reorder, 0);
   const auto aus = gvc::test::split_access_units(stream);
   ASSERT_EQ(aus.size(), 12u);
-  const Frames ref = gvc::test::ffmpeg_decode(stream, "yuv420p", frame_bytes(176, 144, 1), err);
   ASSERT_EQ(ref.size(), 12u) << err;
 
   gvc::hevc::Decoder dec;
