@@ -16,6 +16,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <functional>
+#include <initializer_list>
 #include <iterator>
 #include <mutex>
 #include <random>
@@ -769,6 +770,15 @@ std::vector<std::string> matrix_streams() {
   return files;
 }
 
+// Those of matrix_streams() with one of `names` (file names such as "b_pyramid.265").
+std::vector<std::string> matrix_streams_named(std::initializer_list<const char*> names) {
+  std::vector<std::string> files;
+  for (const std::string& f : matrix_streams())
+    for (const char* name : names)
+      if (g_str_has_suffix(f.c_str(), (std::string("/") + name).c_str())) files.push_back(f);
+  return files;
+}
+
 // On a GPU host (which has no x265): every stream of $GVC_HEVC_STREAMS decodes through the
 // element with backend=cuda to the same frames as with backend=cpu (whose frames CI checks
 // against FFmpeg), once into CUDA memory (every buffer GstCudaMemory, read back through
@@ -805,10 +815,8 @@ TEST_F(HevcDecGpu, CudaBackendMatchesTheCpuOnTheMatrixStreams) {
 // nvh265dec (NVDEC) in front of cudah264enc, where there is one (not below 144 lines).
 TEST_F(HevcDecGpu, CudaMemoryFeedsCudadownloadCudamvAndCudah264enc) {
   if (!cuda_device_present()) GTEST_SKIP() << "no CUDA device or driver on this machine";
-  std::vector<std::string> files;
-  for (const std::string& f : matrix_streams())
-    for (const char* name : {"/b_pyramid.265", "/p_4refs.265", "/intra_odd_size_crop.265", "/b_1366x768.265"})
-      if (g_str_has_suffix(f.c_str(), name)) files.push_back(f);
+  const std::vector<std::string> files =
+      matrix_streams_named({"b_pyramid.265", "p_4refs.265", "intra_odd_size_crop.265", "b_1366x768.265"});
   if (files.empty()) GTEST_SKIP() << "GVC_HEVC_STREAMS (the conformance matrix) not set";
   const bool nvcodec = gst_element_factory_find("cudadownload") != nullptr;
   const bool nvdec = gst_element_factory_find("nvh265dec") != nullptr;
@@ -870,10 +878,9 @@ int primary_context_active() {
 // figure, to 1114 MiB).
 TEST_F(HevcDecGpu, ElementsCreateNoSecondCudaContext) {
   if (!cuda_device_present()) GTEST_SKIP() << "no CUDA device or driver on this machine";
-  std::string path;
-  for (const std::string& f : matrix_streams())
-    if (g_str_has_suffix(f.c_str(), "/b_pyramid.265")) path = f;
-  if (path.empty()) GTEST_SKIP() << "GVC_HEVC_STREAMS (the conformance matrix) not set";
+  const std::vector<std::string> files = matrix_streams_named({"b_pyramid.265"});
+  if (files.empty()) GTEST_SKIP() << "GVC_HEVC_STREAMS (the conformance matrix) not set";
+  const std::string& path = files[0];
   const int before = primary_context_active();
   if (before < 0) GTEST_SKIP() << "cannot ask libcuda for the primary context's state";
   if (before > 0) GTEST_SKIP() << "the primary context was active before this test (an earlier test made it)";
@@ -903,10 +910,7 @@ void collect_log(GstDebugCategory* cat, GstDebugLevel, const gchar*, const gchar
 // says so, and no fallback to cudaMalloc is logged), with frames still equal to the CPU's.
 TEST_F(HevcDecGpu, DpbPicturesComeFromAGstCudaBufferPool) {
   if (!cuda_device_present()) GTEST_SKIP() << "no CUDA device or driver on this machine";
-  std::vector<std::string> files;
-  for (const std::string& f : matrix_streams())
-    if (g_str_has_suffix(f.c_str(), "/b_pyramid.265") || g_str_has_suffix(f.c_str(), "/b_main10_1366x768.265"))
-      files.push_back(f);
+  const std::vector<std::string> files = matrix_streams_named({"b_pyramid.265", "b_main10_1366x768.265"});
   if (files.empty()) GTEST_SKIP() << "GVC_HEVC_STREAMS (the conformance matrix) not set";
   gst_debug_set_threshold_for_name("cudahevcdec", GST_LEVEL_INFO);
   gst_debug_add_log_function(collect_log, nullptr, nullptr);
@@ -940,11 +944,9 @@ TEST_F(HevcDecGpu, DpbPicturesComeFromAGstCudaBufferPool) {
 // in the other, and every frame still equals backend=cpu's.
 TEST_F(HevcDecGpu, CudaAndSystemMemoryRenegotiatedMidStream) {
   if (!cuda_device_present()) GTEST_SKIP() << "no CUDA device or driver on this machine";
-  std::string path;
-  for (const std::string& f : matrix_streams())
-    if (g_str_has_suffix(f.c_str(), "/b_pyramid.265")) path = f;
-  if (path.empty()) GTEST_SKIP() << "GVC_HEVC_STREAMS (the conformance matrix) not set";
-  const std::vector<Bytes> aus = split_aus(read_file(path));
+  const std::vector<std::string> files = matrix_streams_named({"b_pyramid.265"});
+  if (files.empty()) GTEST_SKIP() << "GVC_HEVC_STREAMS (the conformance matrix) not set";
+  const std::vector<Bytes> aus = split_aus(read_file(files[0]));
   RunResult cpu = run_pipeline("appsrc name=src ! cudahevcdec backend=cpu ! appsink name=sink", &aus);
   ASSERT_GE(cpu.md5.size(), 8u);
   auto set_caps = [](GstElement* pipeline, const char* caps) {
