@@ -380,6 +380,35 @@ std::vector<uint8_t> read_file(const std::string& f) {
   return std::vector<uint8_t>((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
 }
 
+// `data` decoded whole with `r` (null: the CPU), every frame taken; the time it took is added
+// to `secs` when given.
+std::vector<gvc::hevc::DecodedFrame> decode_whole(const std::vector<uint8_t>& data, gvc::hevc::Reconstructor* r,
+                                                  const std::string& f, double* secs = nullptr) {
+  std::vector<gvc::hevc::DecodedFrame> out;
+  gvc::hevc::Decoder dec;
+  dec.set_reconstructor(r);
+  const auto t0 = std::chrono::steady_clock::now();
+  const bool ok = dec.decode(data.data(), data.size());
+  dec.flush();
+  gvc::hevc::DecodedFrame fr;
+  while (dec.take_frame(fr)) out.push_back(std::move(fr));
+  if (secs) *secs += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  EXPECT_TRUE(ok) << f << ": " << dec.error();
+  EXPECT_EQ(dec.reconstructor_error(), "") << f;
+  return out;
+}
+
+// Frame by frame, plane by plane, the same samples.
+::testing::AssertionResult same_frames(const std::vector<gvc::hevc::DecodedFrame>& a,
+                                       const std::vector<gvc::hevc::DecodedFrame>& b) {
+  if (a.size() != b.size()) return ::testing::AssertionFailure() << a.size() << " frames against " << b.size();
+  for (size_t i = 0; i < a.size(); ++i)
+    for (int c = 0; c < 3; ++c)
+      if (a[i].planes[c] != b[i].planes[c])
+        return ::testing::AssertionFailure() << "frame " << i << " plane " << c << " differs";
+  return ::testing::AssertionSuccess();
+}
+
 // Whole streams: every .265 file of $GVC_HEVC_STREAMS decoded with the CPU reconstruction and
 // with the CUDA one (gvc::cuda::HevcCudaReconstructor), frame by frame identical.
 TEST(HevcReconStreams, CudaMatchesCpuFrameByFrame) {
@@ -392,26 +421,10 @@ TEST(HevcReconStreams, CudaMatchesCpuFrameByFrame) {
   int n_frames = 0;
   for (const std::string& f : files) {
     const std::vector<uint8_t> data = read_file(f);
-    auto decode = [&](gvc::hevc::Reconstructor* r, double& secs) {
-      std::vector<gvc::hevc::DecodedFrame> out;
-      gvc::hevc::Decoder dec;
-      dec.set_reconstructor(r);
-      const auto t0 = std::chrono::steady_clock::now();
-      const bool ok = dec.decode(data.data(), data.size());
-      dec.flush();
-      gvc::hevc::DecodedFrame fr;
-      while (dec.take_frame(fr)) out.push_back(std::move(fr));
-      secs += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-      EXPECT_TRUE(ok) << f << ": " << dec.error();
-      return out;
-    };
-    const auto cpu = decode(nullptr, cpu_s);
-    const auto gpu = decode(&recon, gpu_s);
-    ASSERT_EQ(cpu.size(), gpu.size()) << f;
+    const auto cpu = decode_whole(data, nullptr, f, &cpu_s);
+    const auto gpu = decode_whole(data, &recon, f, &gpu_s);
     EXPECT_FALSE(cpu.empty()) << f;
-    for (size_t i = 0; i < cpu.size(); ++i)
-      for (int c = 0; c < 3; ++c)
-        ASSERT_TRUE(cpu[i].planes[c] == gpu[i].planes[c]) << f << ": frame " << i << " plane " << c << " differs";
+    ASSERT_TRUE(same_frames(cpu, gpu)) << f;
     n_frames += int(cpu.size());
   }
   std::printf("HEVC streams through the CUDA reconstruction: %zu streams, %d frames identical to the CPU "
@@ -526,23 +539,9 @@ TEST(HevcReconStreams, PicturesFromAnAllocatorMatchCpu) {
   int n_frames = 0;
   for (const std::string& f : files) {
     const std::vector<uint8_t> data = read_file(f);
-    auto decode = [&](gvc::hevc::Reconstructor* r) {
-      std::vector<gvc::hevc::DecodedFrame> out;
-      gvc::hevc::Decoder dec;
-      dec.set_reconstructor(r);
-      EXPECT_TRUE(dec.decode(data.data(), data.size())) << f << ": " << dec.error();
-      dec.flush();
-      gvc::hevc::DecodedFrame fr;
-      while (dec.take_frame(fr)) out.push_back(std::move(fr));
-      EXPECT_EQ(dec.reconstructor_error(), "") << f;
-      return out;
-    };
-    const auto cpu = decode(nullptr);
-    const auto gpu = decode(&recon);
-    ASSERT_EQ(cpu.size(), gpu.size()) << f;
-    for (size_t i = 0; i < cpu.size(); ++i)
-      for (int c = 0; c < 3; ++c)
-        ASSERT_TRUE(cpu[i].planes[c] == gpu[i].planes[c]) << f << ": frame " << i << " plane " << c << " differs";
+    const auto cpu = decode_whole(data, nullptr, f);
+    const auto gpu = decode_whole(data, &recon, f);
+    ASSERT_TRUE(same_frames(cpu, gpu)) << f;
     n_frames += int(cpu.size());
   }
   EXPECT_GT(calls, 0u);
