@@ -1,6 +1,8 @@
 // bitwriter.cpp: MSB-first bit writer with the H.264 descriptors u(n), ue(v), se(v)
 #include "common/bitstream/bitwriter.h"
 
+#include <cstddef>
+
 namespace gvc {
 
 void BitWriter::put_bits(int n, uint32_t value) {
@@ -38,6 +40,32 @@ void BitWriter::rbsp_trailing_bits() {
 
 void BitWriter::align_zero() {
   while (!byte_aligned()) put_bit(0);
+}
+
+void BitWriter::append(const BitWriter& o, size_t first_bit) {
+  if (first_bit >= o.bits_) return;
+  size_t pos = first_bit;
+  // The rest of o's first byte, then whole bytes (copied as they are when this writer is
+  // byte aligned), then o's partial last byte.
+  if (pos & 7) {
+    const int n = int(8 - (pos & 7)) < int(o.bits_ - pos) ? int(8 - (pos & 7)) : int(o.bits_ - pos);
+    put_bits(n, uint32_t(o.buf_[pos >> 3] >> (8 - (pos & 7) - size_t(n))));
+    pos += size_t(n);
+  }
+  const size_t whole_end = o.bits_ & ~size_t(7);
+  if (pos < whole_end) {
+    if (byte_aligned()) {
+      buf_.insert(buf_.end(), o.buf_.begin() + std::ptrdiff_t(pos >> 3), o.buf_.begin() + std::ptrdiff_t(whole_end >> 3));
+      bits_ += whole_end - pos;
+    } else {
+      for (size_t i = pos >> 3; i < (whole_end >> 3); i++) put_bits(8, o.buf_[i]);
+    }
+    pos = whole_end;
+  }
+  if (pos < o.bits_) {
+    const int n = int(o.bits_ - pos);
+    put_bits(n, uint32_t(o.buf_[pos >> 3] >> (8 - n)));
+  }
 }
 
 }  // namespace gvc

@@ -34,6 +34,8 @@ class BitWriter {
   void rbsp_trailing_bits();
   // Zero bits up to the next byte boundary (pcm_alignment_zero_bit and the like).
   void align_zero();
+  // Appends the bits of `o` from its bit `first_bit` on (pieces written apart, then joined).
+  void append(const BitWriter& o, size_t first_bit = 0);
 
   bool byte_aligned() const { return (bits_ & 7) == 0; }
   size_t bit_count() const { return bits_; }

@@ -5,12 +5,11 @@
 #include <chrono>
 #include <cstring>
 #include <string>
-#include <thread>
 
 #include "common/bitstream/bitwriter.h"
 #include "common/bitstream/nal.h"
 #include "common/h264enc/analyse.h"
-#include "common/h264enc/cavlc.h"
+#include "common/h264enc/slice_data.h"
 #include "common/h264enc/tables.h"
 
 namespace gvc::h264 {
@@ -315,43 +314,22 @@ Status Encoder::encode(const FrameIn& in, bool force_idr, EncodedFrame& out) {
 
   out.times.recon = ms_since(clock);
 
-  // Stage 3, entropy coding: CAVLC of each slice; slices are independent, so they are coded
-  // on several cores and their NAL units joined in order.
-  std::vector<std::vector<uint8_t>> slice_nals(static_cast<size_t>(params_.slices));
-  auto code_slice = [&](int slice) {
-    const MbMap map{mbs_.data(), mb_width_, mb_height_, slice};
+  // Stage 3, entropy coding: CAVLC of each slice, in pieces of a macroblock row on all
+  // cores (slice_data.h), each slice's NAL units then joined in order.
+  std::vector<BitWriter> slice_bits(static_cast<size_t>(params_.slices));
+  std::vector<SliceOut> slices(static_cast<size_t>(params_.slices));
+  for (int slice = 0; slice < params_.slices; slice++) {
     SliceHeader ssh = sh;
     ssh.first_mb_in_slice = slice_first(slice);
-    BitWriter sw;
-    write_slice_header(sw, sps_, pps_, ssh);
-    int skip_run = 0;
-    for (int addr = slice_first(slice); addr < slice_first(slice + 1); addr++) {
-      if (mbs_[size_t(addr)].type == MbType::PSkip) {
-        skip_run++;
-        continue;
-      }
-      if (!idr) {
-        sw.put_ue(uint32_t(skip_run));  // mb_skip_run
-        skip_run = 0;
-      }
-      write_macroblock(sw, map, addr % mb_width_, addr / mb_width_, !idr, num_refs);
-    }
-    if (skip_run) sw.put_ue(uint32_t(skip_run));
-    sw.rbsp_trailing_bits();
-    write_annexb_nal(slice_nals[size_t(slice)], ssh.nal_ref_idc,
-                     idr ? NalUnitType::kSliceIdr : NalUnitType::kSliceNonIdr, sw.bytes());
-  };
-  {
-    const int n = std::max(1, std::min<int>(int(std::thread::hardware_concurrency()), params_.slices));
-    std::vector<std::thread> coders;
-    for (int t = 1; t < n; t++)
-      coders.emplace_back([&, t] {
-        for (int slice = t; slice < params_.slices; slice += n) code_slice(slice);
-      });
-    for (int slice = 0; slice < params_.slices; slice += n) code_slice(slice);
-    for (auto& c : coders) c.join();
+    write_slice_header(slice_bits[size_t(slice)], sps_, pps_, ssh);
+    slices[size_t(slice)] = SliceOut{slice_first(slice), slice_first(slice + 1), &slice_bits[size_t(slice)]};
   }
-  for (const auto& nal : slice_nals) out.annexb.insert(out.annexb.end(), nal.begin(), nal.end());
+  write_slices_data(mbs_.data(), mb_width_, mb_height_, slices.data(), params_.slices, !idr, num_refs);
+  for (BitWriter& sw : slice_bits) {
+    sw.rbsp_trailing_bits();
+    write_annexb_nal(out.annexb, sh.nal_ref_idc, idr ? NalUnitType::kSliceIdr : NalUnitType::kSliceNonIdr,
+                     sw.bytes());
+  }
 
   out.times.entropy = ms_since(clock);
   count_stats(out.stats);

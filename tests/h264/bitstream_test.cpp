@@ -33,6 +33,30 @@ TEST(BitWriter, PutBitsMsbFirst) {
   EXPECT_EQ(bw.bytes()[5], 0x01);
 }
 
+// Pieces written apart and joined give the bits of one writer, whatever the alignment of
+// either side and the first bit taken.
+TEST(BitWriter, AppendJoinsPiecesBitForBit) {
+  std::mt19937 rng(7);
+  for (int trial = 0; trial < 500; trial++) {
+    BitWriter head, piece;
+    std::string expected;
+    auto random_bits = [&](BitWriter& bw, int count, bool record) {
+      for (int i = 0; i < count; i++) {
+        const int b = int(rng() & 1);
+        bw.put_bit(b);
+        if (record) expected += char('0' + b);
+      }
+    };
+    random_bits(head, int(rng() % 40), true);
+    const int skip = int(rng() % 12);
+    random_bits(piece, skip, false);
+    random_bits(piece, int(rng() % 70), true);
+    head.append(piece, size_t(skip));
+    EXPECT_EQ(bits_of(head), expected) << "trial " << trial;
+    EXPECT_EQ(head.bytes().size(), (expected.size() + 7) / 8);
+  }
+}
+
 TEST(BitWriter, UeCodesOfTable9_2) {
   // 9.1, Table 9-2: codeNum -> bit string
   const char* expected[] = {"1", "010", "011", "00100", "00101", "00110", "00111", "0001000", "0001001"};

@@ -1,0 +1,27 @@
+// slice_data.h: slice_data() of CAVLC slices (7.3.4), written in pieces of at most a macroblock row on all cores and joined
+#pragma once
+
+#include <cstdint>
+
+#include "common/bitstream/bitwriter.h"
+#include "common/h264enc/macroblock.h"
+
+namespace gvc::h264 {
+
+// One slice of a picture: macroblocks [first_mb, end_mb) in raster order; `bw` holds the
+// slice header and receives slice_data() (no trailing bits).
+struct SliceOut {
+  int first_mb = 0, end_mb = 0;
+  BitWriter* bw = nullptr;
+};
+
+// Writes slice_data() of every slice. CAVLC carries no state from one macroblock to the next
+// besides mb_skip_run and the neighbours' TotalCoeff (which the macroblocks hold), so each
+// piece of a row is written on its own and the pieces are joined; a piece with an I_PCM
+// macroblock whose pcm_alignment_zero_bits depend on where it lands is written again there.
+// The bits are those of writing the macroblocks one after the other. `mbs` holds the
+// picture's macroblocks with their slice_id set; `threads` 0 means one per core.
+void write_slices_data(const Macroblock* mbs, int mb_width, int mb_height, const SliceOut* slices,
+                       int num_slices, bool p_slice, int num_ref_idx_active, int threads = 0);
+
+}  // namespace gvc::h264
