@@ -5,6 +5,7 @@
 
 #include "common/h264enc/deblock.h"
 #include "common/h264enc/recon_mb.h"
+#include "gpu/halfpel.h"
 
 namespace gvc {
 namespace cuda {
@@ -16,38 +17,53 @@ using h264::ReconPicture;
 using h264::ReconRef;
 
 // A frame and its references as one kernel parameter (the kernels copy the references into
-// their own memory and point ReconPicture::refs at them).
+// shared memory and point ReconPicture::refs at them).
 struct KernelFrame {
   ReconPicture f;
   ReconRef refs[4];
 };
 
-__device__ ReconPicture with_refs(const KernelFrame& k, ReconRef* local) {
+// Threads per block of the reconstruction kernels, and the bytes between two threads'
+// MbScratch in shared memory: an odd number of words, so the threads of a warp reading the
+// same offset of their own scratch hit different banks.
+constexpr int kReconThreads = 32;
+constexpr size_t kScratchStride = (sizeof(h264::MbScratch) / 4 | 1) * 4;
+constexpr size_t kReconSharedBytes = kReconThreads * kScratchStride;
+static_assert(sizeof(h264::MbScratch) % 4 == 0, "MbScratch is a whole number of words");
+
+// The block's copy of the references and each thread's scratch, in shared memory (a thread's
+// stack is reserved as local memory for every thread the device can hold: 2.6 KB there once
+// cost the process 424 MiB). Every thread of the block must call it.
+__device__ ReconPicture block_frame(const KernelFrame& k, h264::MbScratch*& scratch) {
+  __shared__ ReconRef refs[4];
+  extern __shared__ __align__(16) unsigned char shared_scratch[];
+  if (threadIdx.x < k.f.num_refs) refs[threadIdx.x] = k.refs[threadIdx.x];
+  __syncthreads();
+  scratch = reinterpret_cast<h264::MbScratch*>(shared_scratch + threadIdx.x * kScratchStride);
   ReconPicture f = k.f;
-  for (int r = 0; r < f.num_refs; r++) local[r] = k.refs[r];
-  f.refs = local;
+  f.refs = refs;
   return f;
 }
 
 // Every inter macroblock: they read only the references.
-__global__ void recon_inter(KernelFrame k) {
+__global__ void __launch_bounds__(kReconThreads) recon_inter(KernelFrame k) {
+  h264::MbScratch* scratch;
+  const ReconPicture f = block_frame(k, scratch);
   const int i = blockIdx.x * blockDim.x + threadIdx.x;
-  if (i >= k.f.mb_width * k.f.mb_height) return;
-  if (h264::is_intra(k.f.mbs[i].type)) return;
-  ReconRef refs[4];
-  const ReconPicture f = with_refs(k, refs);
-  h264::reconstruct_mb(f, i % f.mb_width, i / f.mb_width);
+  if (i >= f.mb_width * f.mb_height) return;
+  if (h264::is_intra(f.mbs[i].type)) return;
+  h264::reconstruct_mb(f, i % f.mb_width, i / f.mb_width, *scratch);
 }
 
 // The intra macroblocks of wave t: (x, y) with x + 2y == t.
-__global__ void recon_intra_wave(KernelFrame k, int t) {
+__global__ void __launch_bounds__(kReconThreads) recon_intra_wave(KernelFrame k, int t) {
+  h264::MbScratch* scratch;
+  const ReconPicture f = block_frame(k, scratch);
   const int y = blockIdx.x * blockDim.x + threadIdx.x;
   const int x = t - 2 * y;
-  if (y >= k.f.mb_height || x < 0 || x >= k.f.mb_width) return;
-  if (!h264::is_intra(k.f.mbs[y * k.f.mb_width + x].type)) return;
-  ReconRef refs[4];
-  const ReconPicture f = with_refs(k, refs);
-  h264::reconstruct_mb(f, x, y);
+  if (y >= f.mb_height || x < 0 || x >= f.mb_width) return;
+  if (!h264::is_intra(f.mbs[y * f.mb_width + x].type)) return;
+  h264::reconstruct_mb(f, x, y, *scratch);
 }
 
 // The loop filter of wave t, one warp per macroblock, 16 lanes filtering the lines of an edge.
@@ -78,6 +94,45 @@ Status H264ReconCore::upload_ref(const h264::RefPicture& ref, uint64_t id, RefEn
   }
   for (int c = 0; c < 2; c++) GVC_TRY(copy_plane_up(e.chroma[c], ref.pic.plane[1 + c], s));
   e.id = id;
+  return {};
+}
+
+Status H264ReconCore::keep_reconstruction(const h264::ReconJob& job, cudaStream_t s) {
+  // The entry of rec_id, or the least recently used one that is not a reference of the job.
+  RefEntry* e = nullptr;
+  for (RefEntry& c : refs_)
+    if (c.id == job.rec_id && job.rec_id != 0) e = &c;
+  if (!e) {
+    for (RefEntry& c : refs_) {
+      const bool in_use = std::find(job.ref_ids, job.ref_ids + job.num_refs, c.id) != job.ref_ids + job.num_refs;
+      if (!in_use && (!e || c.last_use < e->last_use)) e = &c;
+    }
+    if (!e) return Status::error("no room for the reconstruction on the device");
+  }
+  e->id = 0;  // until it is complete
+  const h264::Picture& rec = *job.rec;
+  job.rec_luma->alloc(rec.width(0), rec.height(0));
+  const h264::LumaRefView v = job.rec_luma->view();
+  const size_t luma_bytes = size_t(v.w) * size_t(v.h);
+  HalfPelPlanes out;
+  for (int p = 0; p < 4; p++) {
+    GVC_TRY(e->luma[p].reserve(luma_bytes));
+    out.plane[p] = e->luma[p].get<uint8_t>();
+  }
+  out.pitch = v.w;
+  out.pad = h264::LumaRefView::kPad;
+  out.pw = v.w;
+  out.ph = v.h;
+  GVC_TRY(build_half_pel_planes(rec_[0].get<uint8_t>(), rec.stride[0], rec.width(0), rec.height(0), out, s));
+  for (int c = 0; c < 2; c++) {
+    GVC_TRY(e->chroma[c].reserve(rec.plane[1 + c].size()));
+    GVC_CUDA_TRY(cudaMemcpyAsync(e->chroma[c].get(), rec_[1 + c].get(), rec.plane[1 + c].size(),
+                                 cudaMemcpyDeviceToDevice, s));
+  }
+  for (int p = 0; p < 4; p++)
+    GVC_CUDA_TRY(cudaMemcpyAsync(job.rec_luma->data(p), out.plane[p], luma_bytes, cudaMemcpyDeviceToHost, s));
+  e->id = job.rec_id;
+  e->last_use = ++uses_;
   return {};
 }
 
@@ -146,12 +201,11 @@ Status H264ReconCore::run(const h264::ReconJob& job, cudaStream_t s) {
   }
   const int waves = job.mb_width + 2 * (job.mb_height - 1);
   if (job.num_refs > 0) {
-    recon_inter<<<(mb_count + 63) / 64, 64, 0, s>>>(k);
+    recon_inter<<<(mb_count + kReconThreads - 1) / kReconThreads, kReconThreads, kReconSharedBytes, s>>>(k);
     GVC_CUDA_TRY(cudaGetLastError());
   }
-  const int rows_per_block = 32;
   for (int t = first_wave; t >= 0 && t <= last_wave; t++) {
-    recon_intra_wave<<<(job.mb_height + rows_per_block - 1) / rows_per_block, rows_per_block, 0, s>>>(k, t);
+    recon_intra_wave<<<(job.mb_height + kReconThreads - 1) / kReconThreads, kReconThreads, kReconSharedBytes, s>>>(k, t);
     GVC_CUDA_TRY(cudaGetLastError());
   }
   if (job.deblock) {
@@ -170,6 +224,7 @@ Status H264ReconCore::run(const h264::ReconJob& job, cudaStream_t s) {
   for (int p = 0; p < 3; p++)
     GVC_CUDA_TRY(cudaMemcpyAsync(job.rec->plane[p].data(), rec_[p].get(), job.rec->plane[p].size(),
                                  cudaMemcpyDeviceToHost, s));
+  if (job.rec_luma) GVC_TRY(keep_reconstruction(job, s));
   GVC_CUDA_TRY(cudaMemcpyAsync(job.mbs, mbs_.get(), mb_bytes, cudaMemcpyDeviceToHost, s));
   GVC_CUDA_TRY(cudaStreamSynchronize(s));
   return {};

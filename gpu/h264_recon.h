@@ -22,7 +22,9 @@ class H264ReconCore {
   // (macroblock (x, y) in wave x + 2y, after its left, upper-left, upper and upper-right
   // neighbours); deblocks in the same wavefront, one warp per macroblock; downloads the
   // reconstruction and the coded macroblocks into the job's host memory. Reference pictures
-  // are kept on the device by id; one not held yet is uploaded from the job.
+  // are kept on the device by id; one not held yet is uploaded from the job. With
+  // job.rec_luma the reconstruction's half-pel planes are built here and kept as the
+  // reference of id job.rec_id.
   Status run(const h264::ReconJob& job, cudaStream_t s);
 
  private:
@@ -33,6 +35,10 @@ class H264ReconCore {
     DeviceBuffer chroma[2];
   };
   Status upload_ref(const h264::RefPicture& ref, uint64_t id, RefEntry& e, cudaStream_t s);
+  // For job.rec_luma: builds the reconstruction's half-pel planes on the device into an entry
+  // kept under job.rec_id (the next frames find their reference there instead of uploading
+  // it) and downloads them into job.rec_luma.
+  Status keep_reconstruction(const h264::ReconJob& job, cudaStream_t s);
 
   std::vector<RefEntry> refs_ = std::vector<RefEntry>(5);
   uint64_t uses_ = 0;

@@ -35,6 +35,7 @@
 #include <vector>
 
 #include "gpu/me.h"
+#include "gpu/halfpel.h"
 
 namespace gvc {
 namespace cuda {
@@ -260,42 +261,6 @@ __global__ void __launch_bounds__(kMaxThreads, 1) integer_search_kernel(SearchAr
 // --- Sub-pel ------------------------------------------------------------------------------
 
 constexpr int kPlanes = 4;  // 0: full (G), 1: b (half x), 2: h (half y), 3: j (half x and y)
-
-struct PlaneArgs {
-  const uint8_t* ref;
-  ptrdiff_t ref_stride;
-  int width, height;
-  uint8_t* planes;
-  ptrdiff_t pitch;
-  size_t plane_bytes;
-  int pad;
-  int pw, ph;  // padded width and height
-};
-
-__device__ __forceinline__ int tap6(int e, int f, int g, int h, int i, int j) {
-  return e - 5 * f + 20 * g + 20 * h - 5 * i + j;
-}
-
-__device__ __forceinline__ uint8_t clip_pixel(int v) { return uint8_t(min(max(v, 0), 255)); }
-
-__global__ void qpel_planes_kernel(PlaneArgs a) {
-  const int x = blockIdx.x * blockDim.x + threadIdx.x;
-  const int y = blockIdx.y * blockDim.y + threadIdx.y;
-  if (x >= a.pw || y >= a.ph) return;
-  const int sx = x - a.pad, sy = y - a.pad;
-  auto G = [&](int dx, int dy) {
-    return int(a.ref[ptrdiff_t(clampi(sy + dy, 0, a.height - 1)) * a.ref_stride +
-                     clampi(sx + dx, 0, a.width - 1)]);
-  };
-  auto b1 = [&](int dy) { return tap6(G(-2, dy), G(-1, dy), G(0, dy), G(1, dy), G(2, dy), G(3, dy)); };
-  const ptrdiff_t o = ptrdiff_t(y) * a.pitch + x;
-  a.planes[o] = uint8_t(G(0, 0));
-  a.planes[a.plane_bytes + o] = clip_pixel((b1(0) + 16) >> 5);
-  a.planes[2 * a.plane_bytes + o] =
-      clip_pixel((tap6(G(0, -2), G(0, -1), G(0, 0), G(0, 1), G(0, 2), G(0, 3)) + 16) >> 5);
-  a.planes[3 * a.plane_bytes + o] =
-      clip_pixel((tap6(b1(-2), b1(-1), b1(0), b1(1), b1(2), b1(3)) + 512) >> 10);
-}
 
 // Table 8-12 as (plane, dx, dy) of one or two samples averaged; plane -1: none.
 struct QpelSource {
@@ -614,17 +579,12 @@ Status MeCore::build_qpel_planes(const DevicePlane& ref, int range, cudaStream_t
   planes_plane_bytes_ = plane_bytes;
   planes_w_ = ref.width, planes_h_ = ref.height;
 
-  PlaneArgs a{};
-  a.ref = ref.data, a.ref_stride = ref.stride;
-  a.width = ref.width, a.height = ref.height;
-  a.planes = planes_.get<uint8_t>();
-  a.pitch = pitch;
-  a.plane_bytes = plane_bytes;
-  a.pad = pad;
-  a.pw = pw, a.ph = ph;
-  const dim3 block(32, 8), grid((pw + 31) / 32, (ph + 7) / 8);
-  qpel_planes_kernel<<<grid, block, 0, stream>>>(a);
-  return check(cudaGetLastError(), "half-pel plane kernel");
+  HalfPelPlanes out;
+  for (int p = 0; p < kPlanes; p++) out.plane[p] = planes_.get<uint8_t>() + p * plane_bytes;
+  out.pitch = pitch;
+  out.pad = pad;
+  out.pw = pw, out.ph = ph;
+  return build_half_pel_planes(ref.data, ref.stride, ref.width, ref.height, out, stream);
 }
 
 Status MeCore::refine(const DevicePlane& cur, uint32_t lambda, Subpel subpel,

@@ -298,6 +298,7 @@ Status Encoder::encode(const FrameIn& in, bool force_idr, EncodedFrame& out) {
   job.ref_ids = ref_ids;
   job.num_refs = num_refs;
   job.rec_id = next_pic_id_;
+  job.rec_luma = &rec_luma_;
   job.mbs = mbs_.data();
   job.mb_width = mb_width_;
   job.mb_height = mb_height_;
@@ -342,7 +343,7 @@ Status Encoder::encode(const FrameIn& in, bool force_idr, EncodedFrame& out) {
   }
   std::swap(entering.pic, rec_);
   if (rec_.mb_width != mb_width_ || rec_.mb_height != mb_height_) rec_.alloc(mb_width_, mb_height_);
-  entering.luma.build(entering.pic.view(0));
+  std::swap(entering.luma, rec_luma_);
   entering.id = next_pic_id_++;
   out.times.reference = ms_since(clock);
   dpb_.push_front(std::move(entering));

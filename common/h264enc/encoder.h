@@ -39,9 +39,10 @@ struct FrameStats {
 struct StageTimes {
   double analysis = 0;   // intra pruning and motion search (the backend's)
   double decision = 0;   // decide_mb over the frame (CPU)
-  double recon = 0;      // the reconstructor: residual coding, reconstruction, loop filter
-  double entropy = 0;    // CAVLC of the slices (CPU)
-  double reference = 0;  // the new reference's half-pel planes (CPU)
+  double recon = 0;      // the reconstructor: residual coding, reconstruction, loop filter,
+                         // the new reference's half-pel planes
+  double entropy = 0;    // CAVLC of the slices (CPU, all cores)
+  double reference = 0;  // the sliding window's update
 };
 
 struct EncodedFrame {
@@ -89,6 +90,7 @@ class Encoder {
   Pps pps_;
   int mb_width_ = 0, mb_height_ = 0;
   Picture src_, rec_;
+  LumaRefPlanes rec_luma_;  // rec_'s half-pel planes, from the reconstructor
   // Short-term reference frames, most recent first (RefPicList0's default order for P
   // frames); a sliding window of params.ref_frames (8.2.5.3). Empty until the first IDR.
   std::deque<RefPicture> dpb_;

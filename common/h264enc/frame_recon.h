@@ -27,6 +27,9 @@ struct ReconJob {
   const uint64_t* ref_ids = nullptr;
   int num_refs = 0;
   uint64_t rec_id = 0;           // the id `rec` will have as a reference
+  // out, optional: the luma half-pel planes of `rec` (LumaRefPlanes::build of its luma), for
+  // `rec` as a reference; an implementation keeping its own copy keeps it under rec_id.
+  LumaRefPlanes* rec_luma = nullptr;
   Macroblock* mbs = nullptr;     // decisions in; levels, cbp, TotalCoeff, final mb_type out
   int mb_width = 0, mb_height = 0;
   int qp = 26, qpc = 26;

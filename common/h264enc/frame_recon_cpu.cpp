@@ -88,10 +88,12 @@ class CpuReconstructor final : public FrameReconstructor {
     f.qp = job.qp;
     f.qpc = job.qpc;
     f.p_slice = job.p_slice;
+    MbScratch scratch;
     for (int my = 0; my < job.mb_height; my++)
-      for (int mx = 0; mx < job.mb_width; mx++) reconstruct_mb(f, mx, my);
+      for (int mx = 0; mx < job.mb_width; mx++) reconstruct_mb(f, mx, my, scratch);
     if (job.deblock)
       deblock_picture(*job.rec, MbMap{job.mbs, job.mb_width, job.mb_height, -1}, job.deblock_params);
+    if (job.rec_luma) job.rec_luma->build(job.rec->view(0));
     return Status();
   }
 };

@@ -140,14 +140,25 @@ GVC_HD void from_scan(const int16_t scan[16], int16_t raster[16]) {
 // else sixteen plain 4x4 blocks with the inter dead zone. Sets luma levels, cbp bits 0..3,
 // total_coeff_luma. Returns the distortion (SSD) of the reconstruction.
 GVC_HD int64_t code_luma16x16(const MbPixels& px, const uint8_t pred[256], int qp, bool i16, Macroblock& mb) {
-  int32_t coef[16][16];
+  // Each block's levels as soon as it is transformed (the AC levels do not depend on the DC
+  // transform), so one block's coefficients are held at a time: a GPU thread's stack stays
+  // small (the reconstruction kernels' local memory is reserved for every resident thread).
   int16_t level[16];
+  int32_t blk_dc[16];
+  int ac_total = 0;
   mb.cbp &= ~15;
   for (int blk = 0; blk < 16; blk++) {
     int x = 4 * GVC_T(kBlkX)[blk], y = 4 * GVC_T(kBlkY)[blk];
     int16_t res[16];
+    int32_t coef[16];
     diff4x4(px.src[0] + y * px.src_stride[0] + x, px.src_stride[0], pred + 16 * y + x, 16, res);
-    fdct4x4(res, coef[blk]);
+    fdct4x4(res, coef);
+    blk_dc[blk] = coef[0];
+    quant4x4(coef, level, qp, i16, i16 ? 1 : 0);
+    int n = to_scan(level, mb.luma[blk], i16 ? 1 : 0);
+    mb.total_coeff_luma[blk] = uint8_t(n);
+    ac_total += n;
+    if (!i16 && n) mb.cbp |= 1 << (blk >> 2);
   }
   int32_t dcy[16] = {};
   if (i16) {
@@ -155,7 +166,7 @@ GVC_HD int64_t code_luma16x16(const MbPixels& px, const uint8_t pred[256], int q
     int32_t dc[16], dct[16];
     // Gathered, not scattered through kBlkX/kBlkY: nvcc 13.0 -O2 miscompiled that scatter into
     // a local array inside the reconstruction kernel (garbage DCs; right with -G or as a gather).
-    for (int i = 0; i < 16; i++) dc[i] = coef[GVC_T(kBlkIdx)[i >> 2][i & 3]][0];
+    for (int i = 0; i < 16; i++) dc[i] = blk_dc[GVC_T(kBlkIdx)[i >> 2][i & 3]];
     fdc_luma(dc, dct);
     int16_t dcl[16];
     quant_dc(dct, dcl, 16, qp, true);
@@ -163,14 +174,6 @@ GVC_HD int64_t code_luma16x16(const MbPixels& px, const uint8_t pred[256], int q
     int32_t dq[16];
     dequant_dc_luma(dcl, dq, qp);
     for (int blk = 0; blk < 16; blk++) dcy[blk] = dq[4 * GVC_T(kBlkY)[blk] + GVC_T(kBlkX)[blk]];
-  }
-  int ac_total = 0;
-  for (int blk = 0; blk < 16; blk++) {
-    quant4x4(coef[blk], level, qp, i16, i16 ? 1 : 0);
-    int n = to_scan(level, mb.luma[blk], i16 ? 1 : 0);
-    mb.total_coeff_luma[blk] = uint8_t(n);
-    ac_total += n;
-    if (!i16 && n) mb.cbp |= 1 << (blk >> 2);
   }
   if (i16 && ac_total) mb.cbp |= 15;
   int64_t ssd = 0;
@@ -209,28 +212,26 @@ GVC_HD int64_t code_luma4x4(const MbPixels& px, int blk, const uint8_t pred[16],
 // Both chroma components against `pred` (stride 8, [0] Cb, [1] Cr); sets chroma levels,
 // cbp bits 4..5 and total_coeff_chroma. Returns the SSD.
 GVC_HD int64_t code_chroma(const MbPixels& px, const uint8_t pred[2][64], int qpc, bool intra, Macroblock& mb) {
-  int32_t coef[2][4][16];
   int16_t level[16];
   int dc_nz = 0, ac_nz = 0;
   for (int c = 0; c < 2; c++) {
     const uint8_t* src = px.src[1 + c];
     int ss = px.src_stride[1 + c];
     int32_t dc[4], dct[4];
-    for (int blk = 0; blk < 4; blk++) {
+    for (int blk = 0; blk < 4; blk++) {  // AC levels block by block, as code_luma16x16
       int x = 4 * (blk & 1), y = 4 * (blk >> 1);
       int16_t res[16];
+      int32_t coef[16];
       diff4x4(src + y * ss + x, ss, pred[c] + 8 * y + x, 8, res);
-      fdct4x4(res, coef[c][blk]);
-      dc[blk] = coef[c][blk][0];
-    }
-    fdc_chroma(dc, dct);
-    dc_nz += quant_dc(dct, mb.chroma_dc[c], 4, qpc, intra);  // chroma DC scan is raster (8.5.11.1)
-    for (int blk = 0; blk < 4; blk++) {
-      quant4x4(coef[c][blk], level, qpc, intra, 1);
+      fdct4x4(res, coef);
+      dc[blk] = coef[0];
+      quant4x4(coef, level, qpc, intra, 1);
       int n = to_scan(level, mb.chroma_ac[c][blk], 1);
       mb.total_coeff_chroma[c][blk] = uint8_t(n);
       ac_nz += n;
     }
+    fdc_chroma(dc, dct);
+    dc_nz += quant_dc(dct, mb.chroma_dc[c], 4, qpc, intra);  // chroma DC scan is raster (8.5.11.1)
   }
   int cbp_chroma = ac_nz ? 2 : (dc_nz ? 1 : 0);
   mb.cbp = uint8_t((mb.cbp & 15) | (cbp_chroma << 4));

@@ -26,10 +26,14 @@ static void parallel_rows(int rows, Body body) {
   for (auto& w : workers) w.join();
 }
 
-void LumaRefPlanes::build(const PlaneView& ref) {
-  w_ = ref.width + 2 * kPad;
-  h_ = ref.height + 2 * kPad;
+void LumaRefPlanes::alloc(int width, int height) {
+  w_ = width + 2 * kPad;
+  h_ = height + 2 * kPad;
   for (auto& p : plane_) p.resize(size_t(w_) * size_t(h_));
+}
+
+void LumaRefPlanes::build(const PlaneView& ref) {
+  alloc(ref.width, ref.height);
   // Horizontal 6-tap before rounding; every element is written by the first pass.
   std::unique_ptr<int[]> b1(new int[plane_[0].size()]);
   parallel_rows(h_, [&](int y0, int y1) {

@@ -69,6 +69,10 @@ class LumaRefPlanes {
   static constexpr int kPad = LumaRefView::kPad;
 
   void build(const PlaneView& ref);
+  // Sizes the planes for a width x height picture, contents undefined, for a builder
+  // elsewhere (the GPU's) to fill through data() with what build() would write.
+  void alloc(int width, int height);
+  uint8_t* data(int p) { return plane_[p].data(); }
   LumaRefView view() const {
     LumaRefView v;
     for (int p = 0; p < 4; p++) v.plane[p] = plane_[p].data();

@@ -65,6 +65,14 @@ GVC_HD I4Neighbours i4_neighbours(const MbMap& map, int mx, int my, int bx, int 
 // Bits of an I_PCM macroblock: mb_type, at most 7 pcm_alignment_zero_bits, 384 samples.
 GVC_HD int pcm_mb_bits(bool p_slice) { return ue_bits(p_slice ? 30 : 25) + 7 + 384 * 8; }
 
+// The prediction buffers of reconstruct_mb: on the stack of a CPU caller, in shared memory
+// for a GPU thread (its stack, as local memory, is reserved for every thread the device can
+// hold at once, however few run).
+struct MbScratch {
+  uint8_t pred[256];       // luma, stride 16 (Intra_4x4: the current block, stride 4)
+  uint8_t cpred[2][64];    // Cb, Cr, stride 8
+};
+
 // Reconstructs macroblock (mx, my) of `f` as decided:
 // - intra (Intra_16x16 or Intra_4x4 with its modes): prediction from the reconstructed
 //   neighbours, residual coding; then I_PCM instead when its coded form would be longer
@@ -73,7 +81,7 @@ GVC_HD int pcm_mb_bits(bool p_slice) { return ue_bits(p_slice ? 30 : 25) + 7 + 3
 // - inter (P_L0_*, P_8x8, or P_Skip for a macroblock whose motion is P_Skip's): motion
 //   compensation from refs, residual coding; a P_Skip candidate with coded coefficients is
 //   sent as P_L0_16x16 with the mvd the decision stored in mvd[0], one without stays P_Skip.
-GVC_HD void reconstruct_mb(const ReconPicture& f, int mx, int my) {
+GVC_HD void reconstruct_mb(const ReconPicture& f, int mx, int my, MbScratch& s) {
   Macroblock& mb = f.mbs[my * f.mb_width + mx];
   const MbMap map{f.mbs, f.mb_width, f.mb_height, int(mb.slice_id)};
   MbPixels px;
@@ -84,8 +92,9 @@ GVC_HD void reconstruct_mb(const ReconPicture& f, int mx, int my) {
     px.rec[p] = f.rec[p] + size_t(n * my) * f.rec_stride[p] + n * mx;
     px.rec_stride[p] = f.rec_stride[p];
   }
+  uint8_t* pred = s.pred;
+  uint8_t(*cpred)[64] = s.cpred;
   if (!is_intra(mb.type)) {
-    uint8_t pred[256], cpred[2][64];
     for (int by = 0; by < 4; by++) {
       for (int bx = 0; bx < 4; bx++) {
         const ReconRef& ref = f.refs[mb.ref_idx[(by >> 1) * 2 + (bx >> 1)]];
@@ -115,7 +124,6 @@ GVC_HD void reconstruct_mb(const ReconPicture& f, int mx, int my) {
   if (mb.type == MbType::I16x16) {
     IntraEdge e;
     load_edge(f.rec[0], f.rec_stride[0], 16 * mx, 16 * my, 16, up, left, up_left, false, e);
-    uint8_t pred[256];
     predict_16x16(mb.i16_mode, e, pred);
     code_luma16x16(px, pred, f.qp, true, mb);
   } else {
@@ -125,17 +133,15 @@ GVC_HD void reconstruct_mb(const ReconPicture& f, int mx, int my) {
       IntraEdge e;
       load_edge(f.rec[0], f.rec_stride[0], 16 * mx + 4 * bx, 16 * my + 4 * by, 4, n.top, n.left,
                 n.top_left, n.top_right, e);
-      uint8_t pred[16];
       predict_4x4(mb.i4_mode[blk], e, pred);
       code_luma4x4(px, blk, pred, f.qp, mb);
       if (mb.total_coeff_luma[blk]) mb.cbp |= 1 << (blk >> 2);
     }
   }
-  IntraEdge ce[2];
-  uint8_t cpred[2][64];
   for (int c = 0; c < 2; c++) {
-    load_edge(f.rec[1 + c], f.rec_stride[1 + c], 8 * mx, 8 * my, 8, up, left, up_left, false, ce[c]);
-    predict_chroma8x8(mb.chroma_mode, ce[c], cpred[c]);
+    IntraEdge ce;
+    load_edge(f.rec[1 + c], f.rec_stride[1 + c], 8 * mx, 8 * my, 8, up, left, up_left, false, ce);
+    predict_chroma8x8(mb.chroma_mode, ce, cpred[c]);
   }
   code_chroma(px, cpred, f.qpc, true, mb);
   if (intra_mb_bits(map, mx, my, f.p_slice) > pcm_mb_bits(f.p_slice)) {

@@ -247,13 +247,25 @@ TEST(H264ReconCore, RandomDecisionsMatchTheCpu) {
     job.p_slice = refs > 0;
     job.deblock = round % 3 != 2;
     job.deblock_params.qp = qp;
+    gvc::h264::LumaRefPlanes luma_cpu, luma_gpu;
     job.rec = &rec_cpu;
     job.mbs = mbs.data();
+    job.rec_luma = &luma_cpu;
     ASSERT_TRUE(cpu->run(job).ok());
     job.rec = &rec_gpu;
     job.mbs = mbs_gpu.data();
+    job.rec_luma = &luma_gpu;
     gvc::Status st = gpu->run(job);
     ASSERT_TRUE(st.ok()) << st.message();
+    {
+      // The reconstruction's half-pel planes, built on the GPU, equal the CPU's.
+      const gvc::h264::LumaRefView a = luma_cpu.view(), b = luma_gpu.view();
+      ASSERT_EQ(a.w, b.w);
+      ASSERT_EQ(a.h, b.h);
+      for (int p = 0; p < 4; p++)
+        ASSERT_EQ(0, std::memcmp(a.plane[p], b.plane[p], size_t(a.w) * size_t(a.h)))
+            << "round " << round << ": half-pel plane " << p << " differs";
+    }
     for (size_t i = 0; i < mbs.size(); i++) {
       const auto& x = mbs[i];
       const auto& y = mbs_gpu[i];
@@ -267,6 +279,41 @@ TEST(H264ReconCore, RandomDecisionsMatchTheCpu) {
       if (testing::Test::HasFailure()) return;
     }
     for (int c = 0; c < 3; c++) ASSERT_EQ(rec_cpu.plane[c], rec_gpu.plane[c]) << "round " << round << " plane " << c;
+
+    // The reconstruction as the reference of a next frame of inter macroblocks: the GPU reads
+    // the copy it kept under rec_id (nothing is uploaded), the CPU the host planes.
+    RefPicture next_ref;
+    next_ref.pic = rec_cpu;
+    next_ref.luma = luma_cpu;
+    const RefPicture* next_refs[1] = {&next_ref};
+    const uint64_t next_ids[1] = {job.rec_id};
+    std::vector<gvc::h264::Macroblock> next(static_cast<size_t>(mbw * mbh));
+    for (gvc::h264::Macroblock& m : next) {
+      m.type = MbType::PL0_16x16;
+      for (int q = 0; q < 4; q++) m.ref_idx[q] = 0;
+      const int16_t mx = int16_t(int(rng() % 160) - 80), my = int16_t(int(rng() % 96) - 48);
+      for (int b = 0; b < 16; b++) m.mv[b][0] = mx, m.mv[b][1] = my;
+    }
+    std::vector<gvc::h264::Macroblock> next_gpu = next;
+    Picture next_cpu_rec, next_gpu_rec;
+    next_cpu_rec.alloc(mbw, mbh);
+    next_gpu_rec.alloc(mbw, mbh);
+    gvc::h264::ReconJob nj = job;
+    nj.refs = next_refs;
+    nj.ref_ids = next_ids;
+    nj.num_refs = 1;
+    nj.rec_id = job.rec_id + 1;
+    nj.p_slice = true;
+    nj.rec_luma = nullptr;
+    nj.rec = &next_cpu_rec;
+    nj.mbs = next.data();
+    ASSERT_TRUE(cpu->run(nj).ok());
+    nj.rec = &next_gpu_rec;
+    nj.mbs = next_gpu.data();
+    st = gpu->run(nj);
+    ASSERT_TRUE(st.ok()) << st.message();
+    for (int c = 0; c < 3; c++)
+      ASSERT_EQ(next_cpu_rec.plane[c], next_gpu_rec.plane[c]) << "round " << round << ": from the kept reference, plane " << c;
   }
 }
 

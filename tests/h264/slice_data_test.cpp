@@ -74,8 +74,11 @@ TEST(SliceData, PiecesOnThreadsEqualOneWriter) {
               << "qp " << qp << ", " << slices << " slices, frame " << f << ", slice " << s;
         }
       }
-      if (qp == 0) EXPECT_GT(pcm, 0) << slices << " slices: no I_PCM macroblock, the alignment is untested";
-      if (qp == 40) EXPECT_GT(skip, 0) << slices << " slices: no P_Skip macroblock";
+      if (qp == 0) {
+        EXPECT_GT(pcm, 0) << slices << " slices: no I_PCM macroblock, the alignment is untested";
+      } else {
+        EXPECT_GT(skip, 0) << slices << " slices: no P_Skip macroblock";
+      }
     }
   }
 }
