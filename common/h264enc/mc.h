@@ -4,6 +4,10 @@
 #include <cstdint>
 #include <vector>
 
+#if defined(__SSE2__) && !defined(__CUDACC__)
+#include <emmintrin.h>
+#endif
+
 #include "common/dsp/plane.h"
 #include "common/h264enc/picture.h"
 #include "common/util/hd.h"
@@ -46,6 +50,21 @@ struct LumaRefView {
     const int ix = x + (mv[0] >> 2), iy = y + (mv[1] >> 2);
     const QpelTap t = GVC_T(kQpel)[(mv[1] & 3) * 4 + (mv[0] & 3)];
     const bool inside = ix >= -kPad && iy >= -kPad && ix + bw + 1 <= w - kPad && iy + bh + 1 <= h - kPad;
+#if defined(__SSE2__) && !defined(__CUDACC__)
+    if (inside && (bw & 7) == 0) {  // rows of 8 samples: a load, or two averaged (pavgb rounds up)
+      const size_t base = size_t(iy + kPad) * size_t(w) + size_t(ix + kPad);
+      const uint8_t* p0 = plane[t.p0] + base + size_t(t.dy0) * size_t(w) + size_t(t.dx0);
+      const uint8_t* p1 = t.p1 >= 0 ? plane[t.p1] + base + size_t(t.dy1) * size_t(w) + size_t(t.dx1) : nullptr;
+      for (int j = 0; j < bh; j++) {
+        for (int i = 0; i < bw; i += 8) {
+          __m128i v = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(p0 + size_t(j) * size_t(w) + size_t(i)));
+          if (p1) v = _mm_avg_epu8(v, _mm_loadl_epi64(reinterpret_cast<const __m128i*>(p1 + size_t(j) * size_t(w) + size_t(i))));
+          _mm_storel_epi64(reinterpret_cast<__m128i*>(dst + j * dst_stride + i), v);
+        }
+      }
+      return;
+    }
+#endif
     for (int j = 0; j < bh; j++) {
       for (int i = 0; i < bw; i++) {
         int v;

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "common/bitstream/bitwriter.h"
+#include "common/h264enc/analyse.h"
 #include "common/h264enc/cavlc.h"
 #include "common/dsp/me.h"
 #include "common/h264enc/encoder.h"
@@ -128,14 +129,34 @@ TEST(Mc, LumaRefPlanesEqualTheQpelSampleOfMe) {
     for (int x = -30; x < w + 30; x += 5) {
       for (int f = 0; f < 16; f++) {
         const int16_t mv[2] = {int16_t(f & 3), int16_t(f >> 2)};
-        uint8_t pred[8 * 4];
-        planes.predict(x, y, 8, 4, mv, pred, 8);
-        for (int j = 0; j < 4; j++)
-          for (int i = 0; i < 8; i++)
-            ASSERT_EQ(pred[8 * j + i], luma_qpel_sample(ref, x + i, y + j, f & 3, f >> 2))
-                << "at (" << x + i << ", " << y + j << ") fraction " << f;
+        for (const int bw : {4, 8, 16}) {  // widths of 8 and 16 take the SIMD rows inside
+          uint8_t pred[16 * 4];
+          planes.predict(x, y, bw, 4, mv, pred, 16);
+          for (int j = 0; j < 4; j++)
+            for (int i = 0; i < bw; i++)
+              ASSERT_EQ(pred[16 * j + i], luma_qpel_sample(ref, x + i, y + j, f & 3, f >> 2))
+                  << "at (" << x + i << ", " << y + j << ") fraction " << f << ", width " << bw;
+        }
       }
     }
+  }
+}
+
+// satd_block (SIMD where the host has it) against the plain 4x4-block reference, with
+// random samples and the largest differences (a Hadamard coefficient of 16 * 255).
+TEST(Satd, BlocksEqualTheReference) {
+  std::mt19937 rng(11);
+  uint8_t src[16 * 24], pred[16 * 24];
+  for (int trial = 0; trial < 400; trial++) {
+    for (int i = 0; i < 16 * 24; i++) {
+      const int kind = trial % 4;
+      src[i] = uint8_t(kind == 0 ? 255 : rng());
+      pred[i] = uint8_t(kind == 0 ? 0 : kind == 1 ? 255 - src[i] : rng());
+    }
+    for (const int w : {4, 8, 16})
+      for (const int h : {4, 8, 16})
+        ASSERT_EQ(satd_block(src + 3, 24, pred + 1, 16, w, h), satd_block_c(src + 3, 24, pred + 1, 16, w, h))
+            << w << "x" << h << ", trial " << trial;
   }
 }
 
