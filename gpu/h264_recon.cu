@@ -2,6 +2,7 @@
 #include "gpu/h264_recon.h"
 
 #include <algorithm>
+#include <cstring>
 
 #include "common/h264enc/deblock.h"
 #include "common/h264enc/recon_mb.h"
@@ -64,6 +65,16 @@ __global__ void __launch_bounds__(kReconThreads) recon_intra_wave(KernelFrame k,
   if (y >= f.mb_height || x < 0 || x >= f.mb_width) return;
   if (!h264::is_intra(f.mbs[y * f.mb_width + x].type)) return;
   h264::reconstruct_mb(f, x, y, *scratch);
+}
+
+// Copies each macroblock's decisions (kDecisionBytes, packed) into the device's macroblocks,
+// a word per thread.
+static_assert(h264::kDecisionBytes % 4 == 0 && sizeof(Macroblock) % 4 == 0, "macroblocks are copied in words");
+__global__ void spread_decisions(const uint32_t* packed, Macroblock* mbs, int mb_count) {
+  constexpr int kWords = int(h264::kDecisionBytes / 4);
+  const int t = blockIdx.x * blockDim.x + threadIdx.x;
+  if (t >= mb_count * kWords) return;
+  reinterpret_cast<uint32_t*>(&mbs[t / kWords])[t % kWords] = packed[t];
 }
 
 // The loop filter of wave t, one warp per macroblock, 16 lanes filtering the lines of an edge.
@@ -179,9 +190,21 @@ Status H264ReconCore::run(const h264::ReconJob& job, cudaStream_t s) {
     f.rec[p] = rec_[p].get<uint8_t>();
     f.rec_stride[p] = job.rec->stride[p];
   }
+  // Only the decisions go up (160 of the 1,384 bytes of a macroblock), packed in pinned
+  // memory and spread on the device; everything after them is written by the kernels.
   const size_t mb_bytes = size_t(mb_count) * sizeof(Macroblock);
+  const size_t held = mbs_.size();
   GVC_TRY(mbs_.reserve(mb_bytes));
-  GVC_CUDA_TRY(cudaMemcpyAsync(mbs_.get(), job.mbs, mb_bytes, cudaMemcpyHostToDevice, s));
+  if (mbs_.size() != held) GVC_CUDA_TRY(cudaMemsetAsync(mbs_.get(), 0, mbs_.size(), s));
+  const size_t decision_bytes = size_t(mb_count) * h264::kDecisionBytes;
+  GVC_TRY(decisions_host_.reserve(decision_bytes));
+  GVC_TRY(decisions_.reserve(decision_bytes));
+  for (int i = 0; i < mb_count; i++)
+    std::memcpy(decisions_host_.get<uint8_t>() + size_t(i) * h264::kDecisionBytes, &job.mbs[i], h264::kDecisionBytes);
+  GVC_CUDA_TRY(cudaMemcpyAsync(decisions_.get(), decisions_host_.get(), decision_bytes, cudaMemcpyHostToDevice, s));
+  const int words = mb_count * int(h264::kDecisionBytes / 4);
+  spread_decisions<<<(words + 255) / 256, 256, 0, s>>>(decisions_.get<uint32_t>(), mbs_.get<Macroblock>(), mb_count);
+  GVC_CUDA_TRY(cudaGetLastError());
   f.mbs = mbs_.get<Macroblock>();
   f.mb_width = job.mb_width;
   f.mb_height = job.mb_height;

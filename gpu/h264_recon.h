@@ -17,7 +17,8 @@ namespace cuda {
 
 class H264ReconCore {
  public:
-  // Runs `job` on stream `s` and waits for it: uploads the source and the decisions;
+  // Runs `job` on stream `s` and waits for it: uploads the source and the decisions (only
+  // the fields the decision sets);
   // reconstructs the inter macroblocks all at once, then the intra ones in a wavefront
   // (macroblock (x, y) in wave x + 2y, after its left, upper-left, upper and upper-right
   // neighbours); deblocks in the same wavefront, one warp per macroblock; downloads the
@@ -43,6 +44,8 @@ class H264ReconCore {
   std::vector<RefEntry> refs_ = std::vector<RefEntry>(5);
   uint64_t uses_ = 0;
   DeviceBuffer src_[3], rec_[3], mbs_;
+  PinnedBuffer decisions_host_;  // the job's decisions, packed (kDecisionBytes each)
+  DeviceBuffer decisions_;
 };
 
 }  // namespace cuda

@@ -5,6 +5,7 @@
 // all cores (decide_mb.h), then runs recon_mb.h in raster order and deblock.h's deblock_picture.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <vector>
@@ -18,6 +19,9 @@
 
 namespace gvc::h264 {
 
+// The leading bytes of a Macroblock that the decision sets and the reconstruction reads.
+constexpr size_t kDecisionBytes = offsetof(Macroblock, total_coeff_luma);
+
 struct ReconJob {
   const Picture* src = nullptr;  // the source, edge-extended to whole macroblocks
   Picture* rec = nullptr;        // out: the reconstruction after the loop filter (if enabled)
@@ -30,7 +34,9 @@ struct ReconJob {
   // out, optional: the luma half-pel planes of `rec` (LumaRefPlanes::build of its luma), for
   // `rec` as a reference; an implementation keeping its own copy keeps it under rec_id.
   LumaRefPlanes* rec_luma = nullptr;
-  Macroblock* mbs = nullptr;     // decisions in; levels, cbp, TotalCoeff, final mb_type out
+  // Decisions in (the fields before total_coeff_luma: kDecisionBytes); levels, cbp,
+  // TotalCoeff, final mb_type out. What the decision left in the other fields is not read.
+  Macroblock* mbs = nullptr;
   int mb_width = 0, mb_height = 0;
   int qp = 26, qpc = 26;
   bool p_slice = false;

@@ -94,6 +94,10 @@ GVC_HD void reconstruct_mb(const ReconPicture& f, int mx, int my, MbScratch& s) 
   }
   uint8_t* pred = s.pred;
   uint8_t(*cpred)[64] = s.cpred;
+  // Every level of the macroblock is written here, whatever the decision left in them (a
+  // device copy of the macroblocks receives only their decisions: frame_recon.h).
+  if (mb.type != MbType::I16x16)
+    for (int i = 0; i < 16; i++) mb.luma_dc[i] = 0;
   if (!is_intra(mb.type)) {
     for (int by = 0; by < 4; by++) {
       for (int bx = 0; bx < 4; bx++) {
