@@ -154,7 +154,7 @@ int main(int argc, char** argv) {
   std::printf("bench-h264enc %dx%d qp %d refs %d backend %s (reconstruction: %s), %d frames\n", w, h, qp,
               refs, backend_name.c_str(), enc.reconstructor_name(), frames);
   std::printf("  median P frame %.2f ms: analysis %.2f, decision %.2f, reconstruction %.2f, entropy %.2f, "
-              "reference planes %.2f\n",
+              "dpb update %.2f\n",
               median(total), median(analysis), median(decision), median(recon), median(entropy),
               median(reference));
   std::printf("  %.2f fps over the run, %.1f kbit/frame\n", frames / secs, bytes * 8.0 / 1000 / frames);

@@ -36,6 +36,8 @@ struct Macroblock {
   uint8_t sub_mb_type[4] = {};  // P_8x8 only
   int16_t mv[16][2] = {};
   int16_t mvd[16][2] = {};
+  // Everything from here on is written by the reconstruction (recon_mb.h); the fields above
+  // are the decision's, the only ones a device copy receives (frame_recon.h kDecisionBytes).
   // TotalCoeff(coeff_token) of each 4x4 block (luma by luma4x4BlkIdx, AC only for
   // Intra_16x16; chroma AC by chroma4x4BlkIdx): nA/nB of 9.2.1 and the bS of 8.7.2.1.
   uint8_t total_coeff_luma[16] = {};
