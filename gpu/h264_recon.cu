@@ -108,18 +108,27 @@ Status H264ReconCore::upload_ref(const h264::RefPicture& ref, uint64_t id, RefEn
   return {};
 }
 
+H264ReconCore::RefEntry* H264ReconCore::entry_for(uint64_t id, const h264::ReconJob& job, bool* held) {
+  for (RefEntry& c : refs_) {
+    if (c.id == id && id != 0) {
+      *held = true;
+      return &c;
+    }
+  }
+  *held = false;
+  RefEntry* e = nullptr;
+  for (RefEntry& c : refs_) {
+    const bool in_use = std::find(job.ref_ids, job.ref_ids + job.num_refs, c.id) != job.ref_ids + job.num_refs;
+    if (!in_use && c.id != id && (!e || c.last_use < e->last_use)) e = &c;
+  }
+  return e;
+}
+
 Status H264ReconCore::keep_reconstruction(const h264::ReconJob& job, cudaStream_t s) {
   // The entry of rec_id, or the least recently used one that is not a reference of the job.
-  RefEntry* e = nullptr;
-  for (RefEntry& c : refs_)
-    if (c.id == job.rec_id && job.rec_id != 0) e = &c;
-  if (!e) {
-    for (RefEntry& c : refs_) {
-      const bool in_use = std::find(job.ref_ids, job.ref_ids + job.num_refs, c.id) != job.ref_ids + job.num_refs;
-      if (!in_use && (!e || c.last_use < e->last_use)) e = &c;
-    }
-    if (!e) return Status::error("no room for the reconstruction on the device");
-  }
+  bool held = false;
+  RefEntry* e = entry_for(job.rec_id, job, &held);
+  if (!e) return Status::error("no room for the reconstruction on the device");
   e->id = 0;  // until it is complete
   const h264::Picture& rec = *job.rec;
   job.rec_luma->alloc(rec.width(0), rec.height(0));
@@ -157,17 +166,10 @@ Status H264ReconCore::run(const h264::ReconJob& job, cudaStream_t s) {
   // entries that are not references of this frame make room).
   for (int r = 0; r < job.num_refs; r++) {
     const uint64_t id = job.ref_ids[r];
-    RefEntry* e = nullptr;
-    for (RefEntry& c : refs_)
-      if (c.id == id && id != 0) e = &c;
-    if (!e) {
-      for (RefEntry& c : refs_) {
-        const bool in_use = std::find(job.ref_ids, job.ref_ids + job.num_refs, c.id) != job.ref_ids + job.num_refs;
-        if (!in_use && c.id != id && (!e || c.last_use < e->last_use)) e = &c;
-      }
-      if (!e) return Status::error("no room for a reference picture on the device");
-      GVC_TRY(upload_ref(*job.refs[r], id, *e, s));
-    }
+    bool held = false;
+    RefEntry* e = entry_for(id, job, &held);
+    if (!e) return Status::error("no room for a reference picture on the device");
+    if (!held) GVC_TRY(upload_ref(*job.refs[r], id, *e, s));
     e->last_use = ++uses_;
     const h264::Picture& pic = job.refs[r]->pic;
     const h264::LumaRefView hv = job.refs[r]->luma.view();

@@ -35,6 +35,9 @@ class H264ReconCore {
     DeviceBuffer luma[4];  // LumaRefPlanes' G, b, h, j (padded)
     DeviceBuffer chroma[2];
   };
+  // The entry holding picture `id` (*held true), else the least recently used one holding no
+  // reference of `job` (*held false); null when there is none.
+  RefEntry* entry_for(uint64_t id, const h264::ReconJob& job, bool* held);
   Status upload_ref(const h264::RefPicture& ref, uint64_t id, RefEntry& e, cudaStream_t s);
   // For job.rec_luma: builds the reconstruction's half-pel planes on the device into an entry
   // kept under job.rec_id (the next frames find their reference there instead of uploading
