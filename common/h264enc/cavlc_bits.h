@@ -64,9 +64,9 @@ GVC_HD int chroma_nc(const MbMap& map, int mx, int my, int c, int blk) {
   return combine_nc(a != nullptr, na, b != nullptr, nb);
 }
 
-// predIntra4x4PredMode of block `blk` (8.3.1.1).
-GVC_HD int predict_i4_mode(const MbMap& map, int mx, int my, int blk) {
-  const Macroblock& cur = *map.at(mx, my);
+// predIntra4x4PredMode of block `blk` (8.3.1.1) of `cur`, the macroblock at (mx, my): its own
+// modes so far are read from `cur`, which need not be the map's copy, the neighbours' from `map`.
+GVC_HD int predict_i4_mode(const MbMap& map, const Macroblock& cur, int mx, int my, int blk) {
   int bx = GVC_T(kBlkX)[blk], by = GVC_T(kBlkY)[blk];
   const Macroblock* a = bx ? &cur : map.at(mx - 1, my);
   const Macroblock* b = by ? &cur : map.at(mx, my - 1);
@@ -75,6 +75,9 @@ GVC_HD int predict_i4_mode(const MbMap& map, int mx, int my, int blk) {
   int ma = a->type == MbType::I4x4 ? a->i4_mode[GVC_T(kBlkIdx)[by][(bx + 3) & 3]] : 2;
   int mb = b->type == MbType::I4x4 ? b->i4_mode[GVC_T(kBlkIdx)[(by + 3) & 3][bx]] : 2;
   return ma < mb ? ma : mb;
+}
+GVC_HD int predict_i4_mode(const MbMap& map, int mx, int my, int blk) {
+  return predict_i4_mode(map, *map.at(mx, my), mx, my, blk);
 }
 
 // Bits of the I4x4 prediction mode syntax: 1 when it equals the predicted mode, else 4.

@@ -7,6 +7,7 @@
 #include "common/h264enc/analyse.h"
 #include "common/h264enc/analyse_inter.h"
 #include "common/h264enc/analyse_intra.h"
+#include "common/h264enc/intra_prep.h"
 #include "common/h264enc/mvpred.h"
 
 namespace gvc::h264 {
@@ -34,37 +35,34 @@ GVC_HD void decide_inter(const InterChoice& c, Macroblock& mb) {
 // so that every decision of a frame is made before any macroblock is reconstructed; the exact
 // mvpL0 of inter partitions comes from the macroblocks decided before, in decoding order (so
 // the macroblocks of a frame are decided in a wavefront: (x, y) after (x + 1, y - 1)).
-GVC_HD void decide_mb(const MbAnalysis& a, Macroblock& mb) {
-  MbPixels px;
-  for (int p = 0; p < 3; p++) {
-    const int n = p ? 8 : 16;
-    px.src[p] = a.src.at(p, n * a.mx, n * a.my);
-    px.src_stride[p] = a.src.stride[p];
-    px.rec[p] = nullptr;  // nothing is reconstructed while deciding
-    px.rec_stride[p] = 0;
-  }
+// `prep`, if not null, is the macroblock's prepare_intra result (intra_prep.h), used where it
+// holds; the decision is the same with it or without.
+GVC_HD void decide_mb(const MbAnalysis& a, Macroblock& mb, const MbIntraPrep* prep = nullptr) {
+  const MbPixels px = mb_source(a);
   mb = Macroblock();
   mb.slice_id = uint16_t(a.map.slice < 0 ? 0 : a.map.slice);
+  const bool p_slice = a.num_refs > 0;
+  if (prep && !intra_prep_holds(a.map, a.mx, a.my)) prep = nullptr;
   int i16_mode = kI16Dc;
-  int i16_cost = choose_i16(a, px, &i16_mode);
+  const int i16_cost = prep ? prep->i16_cost : i16_mb_cost(choose_i16(a, px, &i16_mode), a.lambda, p_slice);
+  if (prep) i16_mode = prep->i16_mode;
   InterChoice inter;
   inter.cost = INT_MAX;
-  if (a.num_refs) {
-    choose_inter(a, px, inter);
-    i16_cost += a.lambda * 6;  // intra mb_type codes are 5+ longer in P slices
-    // Intra costs are measured against the source, not the coded neighbours the decoder
-    // predicts from, and come out too low; a quarter more brought the quality guard's clip
-    // from +17.3 to +15.6 % BD-rate against x264 veryfast.
-    i16_cost += i16_cost / 4;
-  }
+  if (p_slice) choose_inter(a, px, inter);
   // Intra_4x4 wins only with a cost below i16_cost and not above inter.cost (the order of the
-  // tests below); choose_i4 stops as soon as it cannot.
+  // tests below); choose_i4 stops as soon as it cannot (prepare_intra only at i16_cost, which
+  // gives the same decision: a cost it did not stop at passes inter.cost all the same).
   int i4 = INT_MAX;
-  if (a.flags.intra4x4) {
-    const int blocks = choose_i4(a, px, mb, i16_cost, inter.cost);
-    if (blocks != INT_MAX) i4 = i4_cost(blocks, a.lambda, a.num_refs > 0);
+  if (prep) {
+    i4 = prep->i4_cost;
+    for (int i = 0; i < 16; i++) mb.i4_mode[i] = prep->i4_mode[i];
+  } else if (a.flags.intra4x4) {
+    uint8_t window[kI4WindowBytes];
+    const int blocks = choose_i4(a, px, mb, i16_cost, inter.cost, window);
+    if (blocks != INT_MAX) i4 = i4_cost(blocks, a.lambda, p_slice);
   }
   if (inter.cost < i16_cost && inter.cost < i4) {
+    for (int i = 0; i < 16; i++) mb.i4_mode[i] = 0;
     decide_inter(inter, mb);
     return;
   }
@@ -72,8 +70,10 @@ GVC_HD void decide_mb(const MbAnalysis& a, Macroblock& mb) {
     mb.type = MbType::I16x16;
     mb.i16_mode = uint8_t(i16_mode);
     for (int i = 0; i < 16; i++) mb.i4_mode[i] = 0;
+  } else {
+    mb.type = MbType::I4x4;
   }
-  mb.chroma_mode = uint8_t(choose_chroma(a, px));
+  mb.chroma_mode = uint8_t(prep ? prep->chroma_mode : choose_chroma(a, px));
 }
 
 // The syntax of the decided inter macroblock at (mx, my) that its neighbours' motion sets (all

@@ -12,6 +12,7 @@
 
 #include "common/h264enc/analyse.h"
 #include "common/h264enc/deblock.h"
+#include "common/h264enc/intra_prep.h"
 #include "common/h264enc/macroblock.h"
 #include "common/h264enc/mc.h"
 #include "common/h264enc/picture.h"
@@ -55,9 +56,20 @@ struct DecideJob {
   const MbPartitionField* me = nullptr;             // per reference: the ME core's field (host)
   const IntraMbCandidates* intra_cand = nullptr;    // per macroblock (host), or null: every mode
   const uint16_t* slice_of_mb = nullptr;            // per macroblock: its slice
+  // Per macroblock (host), or null: prepare_intra's results (intra_prep.h), which an
+  // implementation may compute elsewhere (the GPU) before deciding; the decisions are the same.
+  const MbIntraPrep* intra_prep = nullptr;
   Macroblock* mbs = nullptr;                        // out: the decisions
   int mb_width = 0, mb_height = 0;
 };
+
+// job.analysis with the frame's planes, references and ME results set (host pointers); map,
+// mx, my and intra_cand are each macroblock's.
+MbAnalysis frame_analysis(const DecideJob& job);
+
+// prepare_intra of every macroblock of the job into out (raster order), on all cores: what
+// the CUDA backend computes on the GPU, for tests.
+void prepare_intra_cpu(const DecideJob& job, MbIntraPrep* out);
 
 class FrameReconstructor {
  public:

@@ -20,18 +20,7 @@ class CpuReconstructor final : public FrameReconstructor {
   // (x + 1, y - 1) of the row above, which covers every neighbour decide_mb and
   // finish_mb_syntax read; the result does not depend on the threads.
   Status decide(const DecideJob& job) override {
-    MbAnalysis a = job.analysis;
-    for (int p = 0; p < 3; p++) {
-      a.src.plane[p] = job.src->plane[p].data();
-      a.src.stride[p] = job.src->stride[p];
-      a.src.width[p] = job.src->width(p);
-      a.src.height[p] = job.src->height(p);
-    }
-    a.num_refs = job.num_refs;
-    for (int r = 0; r < job.num_refs; r++) {
-      a.refs[r] = job.refs[r]->luma.view();
-      a.me[r] = job.me[r].data;
-    }
+    const MbAnalysis a = frame_analysis(job);
     const int w = job.mb_width, h = job.mb_height;
     std::vector<std::atomic<int>> row_done(static_cast<size_t>(h));
     for (auto& r : row_done) r.store(0, std::memory_order_relaxed);
@@ -48,7 +37,7 @@ class CpuReconstructor final : public FrameReconstructor {
           t.mx = mx;
           t.my = my;
           t.intra_cand = job.intra_cand ? &job.intra_cand[addr] : nullptr;
-          decide_mb(t, job.mbs[addr]);
+          decide_mb(t, job.mbs[addr], job.intra_prep ? &job.intra_prep[addr] : nullptr);
           finish_mb_syntax(t.map, mx, my, job.mbs[addr]);
           row_done[size_t(my)].store(mx + 1, std::memory_order_release);
         }
@@ -99,6 +88,46 @@ class CpuReconstructor final : public FrameReconstructor {
 };
 
 }  // namespace
+
+MbAnalysis frame_analysis(const DecideJob& job) {
+  MbAnalysis a = job.analysis;
+  for (int p = 0; p < 3; p++) {
+    a.src.plane[p] = job.src->plane[p].data();
+    a.src.stride[p] = job.src->stride[p];
+    a.src.width[p] = job.src->width(p);
+    a.src.height[p] = job.src->height(p);
+  }
+  a.num_refs = job.num_refs;
+  for (int r = 0; r < job.num_refs; r++) {
+    a.refs[r] = job.refs[r]->luma.view();
+    a.me[r] = job.me[r].data;
+  }
+  return a;
+}
+
+void prepare_intra_cpu(const DecideJob& job, MbIntraPrep* out) {
+  const int w = job.mb_width, h = job.mb_height;
+  std::vector<Macroblock> stand_in(size_t(w) * size_t(h));
+  for (size_t i = 0; i < stand_in.size(); i++) make_stand_in(stand_in[i], job.slice_of_mb[i]);
+  const MbAnalysis a = frame_analysis(job);
+  std::atomic<int> next{0};
+  auto work = [&] {
+    MbAnalysis t = a;
+    IntraPrepScratch s;
+    for (int addr; (addr = next.fetch_add(1)) < w * h;) {
+      t.map = MbMap{stand_in.data(), w, h, job.slice_of_mb[addr]};
+      t.mx = addr % w;
+      t.my = addr / w;
+      t.intra_cand = job.intra_cand ? &job.intra_cand[addr] : nullptr;
+      prepare_intra(t, s, out[addr]);
+    }
+  };
+  const int nthreads = std::max(1, int(std::thread::hardware_concurrency()));
+  std::vector<std::thread> workers;
+  for (int i = 1; i < nthreads; i++) workers.emplace_back(work);
+  work();
+  for (auto& worker : workers) worker.join();
+}
 
 std::unique_ptr<FrameReconstructor> make_cpu_reconstructor() { return std::make_unique<CpuReconstructor>(); }
 

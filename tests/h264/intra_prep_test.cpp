@@ -1,0 +1,164 @@
+// intra_prep_test.cpp: decisions made with prepare_intra's results (the intra search made before the wavefront, intra_prep.h) equal decisions made without
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "common/dsp/backend.h"
+#include "common/h264enc/encoder.h"
+#include "common/h264enc/frame_recon.h"
+#include "oracle.h"
+
+namespace gvc::h264 {
+namespace {
+
+struct Counts {
+  int mbs = 0, differing = 0;
+  int prep_used = 0;        // macroblocks whose neighbours let the prepared search stand
+  int prep_used_i4 = 0;     // of these, decided Intra_4x4
+  int searched_again = 0;   // macroblocks next to an Intra_4x4 one (the search runs again)
+  std::string first_diff;
+};
+
+bool same_decision(const Macroblock& a, const Macroblock& b) {
+  bool same = a.type == b.type && a.slice_id == b.slice_id && a.i16_mode == b.i16_mode &&
+              a.chroma_mode == b.chroma_mode && a.cbp == b.cbp;
+  same = same && std::memcmp(a.i4_mode, b.i4_mode, sizeof a.i4_mode) == 0;
+  same = same && std::memcmp(a.ref_idx, b.ref_idx, sizeof a.ref_idx) == 0;
+  same = same && std::memcmp(a.sub_mb_type, b.sub_mb_type, sizeof a.sub_mb_type) == 0;
+  same = same && std::memcmp(a.mv, b.mv, sizeof a.mv) == 0 && std::memcmp(a.mvd, b.mvd, sizeof a.mvd) == 0;
+  return same;
+}
+
+// The CPU reconstructor, deciding every frame twice: with prepare_intra_cpu's results and
+// without; the encoder goes on with the decisions made without.
+class CheckingReconstructor final : public FrameReconstructor {
+ public:
+  explicit CheckingReconstructor(Counts& counts) : counts_(counts) {}
+  const char* name() const override { return "cpu-checking"; }
+
+  Status decide(const DecideJob& job) override {
+    const size_t n = size_t(job.mb_width) * size_t(job.mb_height);
+    std::vector<MbIntraPrep> prep(n);
+    prepare_intra_cpu(job, prep.data());
+    std::vector<Macroblock> with(n);
+    DecideJob j = job;
+    j.mbs = with.data();
+    j.intra_prep = prep.data();
+    Status st = cpu_->decide(j);
+    if (!st.ok()) return st;
+    st = cpu_->decide(job);
+    if (!st.ok()) return st;
+    for (size_t i = 0; i < n; i++) {
+      const int x = int(i) % job.mb_width, y = int(i) / job.mb_width;
+      const MbMap map{job.mbs, job.mb_width, job.mb_height, job.slice_of_mb[i]};
+      counts_.mbs++;
+      if (intra_prep_holds(map, x, y)) {
+        counts_.prep_used++;
+        counts_.prep_used_i4 += job.mbs[i].type == MbType::I4x4 && job.num_refs > 0;
+      } else {
+        counts_.searched_again++;
+      }
+      if (!same_decision(with[i], job.mbs[i]) && !counts_.differing++)
+        counts_.first_diff = "macroblock " + std::to_string(x) + "," + std::to_string(y) + ": type " +
+                             std::to_string(int(with[i].type)) + " with, " + std::to_string(int(job.mbs[i].type)) +
+                             " without";
+    }
+    return Status();
+  }
+  Status run(const ReconJob& job) override { return cpu_->run(job); }
+
+ private:
+  Counts& counts_;
+  std::unique_ptr<FrameReconstructor> cpu_ = make_cpu_reconstructor();
+};
+
+class CheckingBackend final : public Backend {
+ public:
+  explicit CheckingBackend(Counts& counts) : counts_(counts) {}
+  const char* name() const override { return "cpu"; }
+  MemoryLocation location() const override { return MemoryLocation::Host; }
+  std::unique_ptr<MotionSearch> motion_search() override { return cpu_->motion_search(); }
+  std::unique_ptr<IntraPrune> intra_prune() override { return cpu_->intra_prune(); }
+  std::unique_ptr<FrameReconstructor> h264_reconstructor() override {
+    return std::make_unique<CheckingReconstructor>(counts_);
+  }
+  void* allocate(size_t bytes) override { return cpu_->allocate(bytes); }
+  void release(void* p) override { cpu_->release(p); }
+  Status copy(void* dst, MemoryLocation dl, const void* src, MemoryLocation sl, size_t bytes) override {
+    return cpu_->copy(dst, dl, src, sl, bytes);
+  }
+  Status synchronize() override { return cpu_->synchronize(); }
+
+ private:
+  Counts& counts_;
+  std::unique_ptr<Backend> cpu_ = make_cpu_backend();
+};
+
+struct Case {
+  int qp, slices;
+  IntraPruneMethod prune;
+};
+
+// The clip's first frames at 352x288: an IDR (Intra_4x4 next to Intra_4x4 nearly everywhere)
+// and P frames (intra macroblocks, some Intra_4x4, among inter ones), in one or three slices
+// (neighbours across a slice edge are not available), with and without Kirsch pruning.
+TEST(IntraPrep, DecisionsWithThePreparedSearchEqualTheSearch) {
+  const std::string ffmpeg = test::find_ffmpeg();
+  ASSERT_FALSE(ffmpeg.empty()) << "ffmpeg is not installed (scripts/test.sh installs it)";
+  const std::string clip = test::find_test_clip();
+  ASSERT_FALSE(clip.empty()) << "test clip missing: install opencv-doc (vtest.avi) or set GVC_TEST_CLIP";
+  test::TempDir dir;
+  ASSERT_FALSE(dir.path().empty());
+  const int w = 352, h = 288, frames = 4;
+  const std::string path = dir.path() + "/src.yuv";
+  const auto r = test::run_command({ffmpeg, "-nostdin", "-v", "error", "-i", clip, "-frames:v", std::to_string(frames),
+                                    "-vf", "scale=352:288", "-pix_fmt", "yuv420p", "-f", "rawvideo", "-y", path});
+  ASSERT_EQ(r.exit_code, 0) << r.stderr_text;
+  std::vector<uint8_t> src;
+  ASSERT_TRUE(test::read_file(path, src));
+  const size_t frame_size = size_t(w) * h * 3 / 2;
+  ASSERT_EQ(src.size(), frame_size * frames);
+
+  Counts total;
+  for (const Case c : {Case{20, 1, IntraPruneMethod::None}, Case{30, 3, IntraPruneMethod::Kirsch},
+                       Case{38, 1, IntraPruneMethod::Sobel}}) {
+    Counts counts;
+    CheckingBackend backend(counts);
+    EncoderParams p;
+    p.width = w;
+    p.height = h;
+    p.rc.qp = c.qp;
+    p.slices = c.slices;
+    p.analyse.intra_prune = c.prune;
+    Encoder enc;
+    ASSERT_TRUE(enc.init(p, &backend).ok());
+    for (int i = 0; i < frames; i++) {
+      FrameIn in;
+      in.plane[0] = src.data() + frame_size * size_t(i);
+      in.plane[1] = in.plane[0] + size_t(w) * h;
+      in.plane[2] = in.plane[1] + size_t(w / 2) * (h / 2);
+      in.stride[0] = w;
+      in.stride[1] = in.stride[2] = w / 2;
+      EncodedFrame out;
+      ASSERT_TRUE(enc.encode(in, false, out).ok());
+    }
+    EXPECT_EQ(counts.differing, 0) << "qp " << c.qp << ": " << counts.differing << " of " << counts.mbs
+                                   << " macroblocks decided differently, first " << counts.first_diff;
+    total.prep_used += counts.prep_used;
+    total.prep_used_i4 += counts.prep_used_i4;
+    total.searched_again += counts.searched_again;
+  }
+  // Both paths of decide_mb ran, and the prepared search chose Intra_4x4 in P frames.
+  EXPECT_GT(total.prep_used, 0);
+  EXPECT_GT(total.searched_again, 0);
+  EXPECT_GT(total.prep_used_i4, 0);
+  RecordProperty("prep_used", total.prep_used);
+  RecordProperty("prep_used_i4", total.prep_used_i4);
+  RecordProperty("searched_again", total.searched_again);
+}
+
+}  // namespace
+}  // namespace gvc::h264
