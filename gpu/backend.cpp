@@ -176,8 +176,14 @@ class CudaH264Reconstructor final : public h264::FrameReconstructor {
 
   const char* name() const override { return "cuda"; }
 
-  // The decision runs on the CPU's wavefront (decide_mb.h is GVC_HD code, ready for a kernel).
-  Status decide(const h264::DecideJob& job) override { return cpu_->decide(job); }
+  // The intra search of every macroblock on the GPU (intra_prep.h), then the decision on the
+  // CPU's wavefront, which takes it where it holds.
+  Status decide(const h264::DecideJob& job) override {
+    GVC_TRY(state_->enter());
+    h264::DecideJob j = job;
+    GVC_TRY(core_.prepare_intra(job, state_->stream.get(), &j.intra_prep));
+    return cpu_->decide(j);
+  }
 
   Status run(const h264::ReconJob& job) override {
     GVC_TRY(state_->enter());

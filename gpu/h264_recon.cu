@@ -6,6 +6,7 @@
 
 #include "common/h264enc/deblock.h"
 #include "common/h264enc/recon_mb.h"
+#include "gpu/h264_intra_prep.h"
 #include "gpu/halfpel.h"
 
 namespace gvc {
@@ -156,6 +157,45 @@ Status H264ReconCore::keep_reconstruction(const h264::ReconJob& job, cudaStream_
   return {};
 }
 
+Status H264ReconCore::prepare_intra(const h264::DecideJob& job, cudaStream_t s, const h264::MbIntraPrep** out) {
+  const int mb_count = job.mb_width * job.mb_height;
+  src_held_ = nullptr;
+  h264::MbAnalysis a = job.analysis;
+  for (int p = 0; p < 3; p++) {
+    GVC_TRY(copy_plane_up(src_[p], job.src->plane[p], s));
+    a.src.plane[p] = src_[p].get<uint8_t>();
+    a.src.stride[p] = job.src->stride[p];
+    a.src.width[p] = job.src->width(p);
+    a.src.height[p] = job.src->height(p);
+  }
+  a.num_refs = job.num_refs;  // the intra search reads only whether it is a P slice
+  a.map = h264::MbMap{nullptr, job.mb_width, job.mb_height, 0};
+  const size_t mb_bytes = size_t(mb_count) * sizeof(Macroblock);
+  const size_t held = mbs_.size();
+  GVC_TRY(mbs_.reserve(mb_bytes));
+  if (mbs_.size() != held) GVC_CUDA_TRY(cudaMemsetAsync(mbs_.get(), 0, mbs_.size(), s));
+  GVC_TRY(slice_of_mb_.reserve(size_t(mb_count) * sizeof(uint16_t)));
+  GVC_CUDA_TRY(cudaMemcpyAsync(slice_of_mb_.get(), job.slice_of_mb, size_t(mb_count) * sizeof(uint16_t),
+                               cudaMemcpyHostToDevice, s));
+  const IntraMbCandidates* cand = nullptr;
+  if (job.intra_cand) {
+    const size_t bytes = size_t(mb_count) * sizeof(IntraMbCandidates);
+    GVC_TRY(intra_cand_.reserve(bytes));
+    GVC_CUDA_TRY(cudaMemcpyAsync(intra_cand_.get(), job.intra_cand, bytes, cudaMemcpyHostToDevice, s));
+    cand = intra_cand_.get<IntraMbCandidates>();
+  }
+  const size_t prep_bytes = size_t(mb_count) * sizeof(h264::MbIntraPrep);
+  GVC_TRY(intra_prep_.reserve(prep_bytes));
+  GVC_TRY(intra_prep_host_.reserve(prep_bytes));
+  GVC_TRY(launch_intra_prep(a, slice_of_mb_.get<uint16_t>(), mbs_.get<Macroblock>(), cand,
+                            intra_prep_.get<h264::MbIntraPrep>(), s));
+  GVC_CUDA_TRY(cudaMemcpyAsync(intra_prep_host_.get(), intra_prep_.get(), prep_bytes, cudaMemcpyDeviceToHost, s));
+  GVC_CUDA_TRY(cudaStreamSynchronize(s));
+  src_held_ = job.src;
+  *out = intra_prep_host_.get<h264::MbIntraPrep>();
+  return {};
+}
+
 Status H264ReconCore::run(const h264::ReconJob& job, cudaStream_t s) {
   if (job.num_refs < 0 || job.num_refs > 4) return Status::error("at most 4 reference pictures");
   const int mb_count = job.mb_width * job.mb_height;
@@ -184,8 +224,10 @@ Status H264ReconCore::run(const h264::ReconJob& job, cudaStream_t s) {
     d.chroma_height = pic.height(1);
   }
 
+  const bool src_held = src_held_ == job.src;
+  src_held_ = nullptr;
   for (int p = 0; p < 3; p++) {
-    GVC_TRY(copy_plane_up(src_[p], job.src->plane[p], s));
+    if (!src_held) GVC_TRY(copy_plane_up(src_[p], job.src->plane[p], s));
     GVC_TRY(rec_[p].reserve(job.rec->plane[p].size()));
     f.src[p] = src_[p].get<uint8_t>();
     f.src_stride[p] = job.src->stride[p];

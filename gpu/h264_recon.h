@@ -28,6 +28,11 @@ class H264ReconCore {
   // reference of id job.rec_id.
   Status run(const h264::ReconJob& job, cudaStream_t s);
 
+  // prepare_intra (intra_prep.h) of every macroblock of `job` on the GPU, on stream s, waited
+  // for; *out points at the results (host memory, valid until the next call). The source goes
+  // up here and stays for the run() of the same picture.
+  Status prepare_intra(const h264::DecideJob& job, cudaStream_t s, const h264::MbIntraPrep** out);
+
  private:
   struct RefEntry {
     uint64_t id = 0;  // 0: free
@@ -46,7 +51,10 @@ class H264ReconCore {
 
   std::vector<RefEntry> refs_ = std::vector<RefEntry>(5);
   uint64_t uses_ = 0;
-  DeviceBuffer src_[3], rec_[3], mbs_;
+  DeviceBuffer src_[3], rec_[3], mbs_;  // mbs_ also holds prepare_intra's stand-ins
+  const h264::Picture* src_held_ = nullptr;  // the picture src_ holds, from prepare_intra
+  DeviceBuffer slice_of_mb_, intra_cand_, intra_prep_;
+  PinnedBuffer intra_prep_host_;
   PinnedBuffer decisions_host_;  // the job's decisions, packed (kDecisionBytes each)
   DeviceBuffer decisions_;
 };

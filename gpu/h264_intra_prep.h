@@ -1,0 +1,24 @@
+// h264_intra_prep.h (gpu): the H.264 encoder's intra search of every macroblock (prepare_intra) on the GPU, before the decision's wavefront
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+
+#include "common/dsp/intra_prune.h"
+#include "common/h264enc/intra_prep.h"
+#include "common/util/status.h"
+
+namespace gvc {
+namespace cuda {
+
+// prepare_intra (common/h264enc/intra_prep.h) of every macroblock into out[mb_addr],
+// asynchronously on stream s, one thread each. `a` holds the frame's analysis with device
+// source planes (its map, mx, my and intra_cand are set per macroblock); `stand_in` is
+// a.map.mb_width x mb_height macroblocks of scratch that become the stand-in map (make_stand_in
+// with slice_of_mb); `cand` is per macroblock, or null. Every pointer is device memory.
+Status launch_intra_prep(const h264::MbAnalysis& a, const uint16_t* slice_of_mb, h264::Macroblock* stand_in,
+                         const IntraMbCandidates* cand, h264::MbIntraPrep* out, cudaStream_t s);
+
+}  // namespace cuda
+}  // namespace gvc
