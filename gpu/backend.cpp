@@ -176,12 +176,13 @@ class CudaH264Reconstructor final : public h264::FrameReconstructor {
 
   const char* name() const override { return "cuda"; }
 
-  // The intra search of every macroblock on the GPU (intra_prep.h), then the decision on the
-  // CPU's wavefront, which takes it where it holds.
+  // The intra search and the SATDs of the likely inter candidates of every macroblock on the
+  // GPU (intra_prep.h, satd_cache.h), then the decision on the CPU's wavefront, which takes
+  // them where they hold.
   Status decide(const h264::DecideJob& job) override {
     GVC_TRY(state_->enter());
     h264::DecideJob j = job;
-    GVC_TRY(core_.prepare_intra(job, state_->stream.get(), &j.intra_prep));
+    GVC_TRY(core_.prepare_decision(job, state_->stream.get(), &j.intra_prep, &j.satd));
     return cpu_->decide(j);
   }
 

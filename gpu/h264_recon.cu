@@ -6,7 +6,7 @@
 
 #include "common/h264enc/deblock.h"
 #include "common/h264enc/recon_mb.h"
-#include "gpu/h264_intra_prep.h"
+#include "gpu/h264_decide_prep.h"
 #include "gpu/halfpel.h"
 
 namespace gvc {
@@ -157,7 +157,10 @@ Status H264ReconCore::keep_reconstruction(const h264::ReconJob& job, cudaStream_
   return {};
 }
 
-Status H264ReconCore::prepare_intra(const h264::DecideJob& job, cudaStream_t s, const h264::MbIntraPrep** out) {
+Status H264ReconCore::prepare_decision(const h264::DecideJob& job, cudaStream_t s, const h264::MbIntraPrep** intra,
+                                       const h264::MbSatdRef** satd) {
+  *intra = nullptr;
+  *satd = nullptr;
   const int mb_count = job.mb_width * job.mb_height;
   src_held_ = nullptr;
   h264::MbAnalysis a = job.analysis;
@@ -190,9 +193,38 @@ Status H264ReconCore::prepare_intra(const h264::DecideJob& job, cudaStream_t s, 
   GVC_TRY(launch_intra_prep(a, slice_of_mb_.get<uint16_t>(), mbs_.get<Macroblock>(), cand,
                             intra_prep_.get<h264::MbIntraPrep>(), s));
   GVC_CUDA_TRY(cudaMemcpyAsync(intra_prep_host_.get(), intra_prep_.get(), prep_bytes, cudaMemcpyDeviceToHost, s));
+
+  // The SATD caches, from the references the device holds (all of them, normally: each
+  // reconstruction is kept) and the ME core's results.
+  bool refs_held = job.num_refs > 0 && job.num_refs <= 4;
+  for (int r = 0; refs_held && r < job.num_refs; r++) {
+    const RefEntry* e = nullptr;
+    for (const RefEntry& c : refs_)
+      if (c.id == job.ref_ids[r] && c.id != 0) e = &c;
+    if (!e) {
+      refs_held = false;
+      break;
+    }
+    const h264::LumaRefView hv = job.refs[r]->luma.view();
+    for (int p = 0; p < 4; p++) a.refs[r].plane[p] = e->luma[p].get<uint8_t>();
+    a.refs[r].w = hv.w;
+    a.refs[r].h = hv.h;
+    const size_t me_bytes = size_t(mb_count) * sizeof(MbPartitions);
+    GVC_TRY(me_[r].reserve(me_bytes));
+    GVC_CUDA_TRY(cudaMemcpyAsync(me_[r].get(), job.me[r].data, me_bytes, cudaMemcpyHostToDevice, s));
+    a.me[r] = me_[r].get<MbPartitions>();
+  }
+  const size_t satd_bytes = size_t(mb_count) * size_t(job.num_refs) * sizeof(h264::MbSatdRef);
+  if (refs_held) {
+    GVC_TRY(satd_.reserve(satd_bytes));
+    GVC_TRY(satd_host_.reserve(satd_bytes));
+    GVC_TRY(launch_satd_cache(a, satd_.get<h264::MbSatdRef>(), s));
+    GVC_CUDA_TRY(cudaMemcpyAsync(satd_host_.get(), satd_.get(), satd_bytes, cudaMemcpyDeviceToHost, s));
+  }
   GVC_CUDA_TRY(cudaStreamSynchronize(s));
   src_held_ = job.src;
-  *out = intra_prep_host_.get<h264::MbIntraPrep>();
+  *intra = intra_prep_host_.get<h264::MbIntraPrep>();
+  if (refs_held) *satd = satd_host_.get<h264::MbSatdRef>();
   return {};
 }
 

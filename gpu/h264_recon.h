@@ -28,10 +28,13 @@ class H264ReconCore {
   // reference of id job.rec_id.
   Status run(const h264::ReconJob& job, cudaStream_t s);
 
-  // prepare_intra (intra_prep.h) of every macroblock of `job` on the GPU, on stream s, waited
-  // for; *out points at the results (host memory, valid until the next call). The source goes
-  // up here and stays for the run() of the same picture.
-  Status prepare_intra(const h264::DecideJob& job, cudaStream_t s, const h264::MbIntraPrep** out);
+  // What the decision of `job` can take from before its wavefront, computed on the GPU on
+  // stream s and waited for: prepare_intra of every macroblock (intra_prep.h) into *intra and,
+  // for a P slice whose references the device holds, the SATD caches (satd_cache.h) into *satd
+  // (else null). Both point at host memory valid until the next call. The source goes up
+  // here and stays for the run() of the same picture.
+  Status prepare_decision(const h264::DecideJob& job, cudaStream_t s, const h264::MbIntraPrep** intra,
+                          const h264::MbSatdRef** satd);
 
  private:
   struct RefEntry {
@@ -53,8 +56,8 @@ class H264ReconCore {
   uint64_t uses_ = 0;
   DeviceBuffer src_[3], rec_[3], mbs_;  // mbs_ also holds prepare_intra's stand-ins
   const h264::Picture* src_held_ = nullptr;  // the picture src_ holds, from prepare_intra
-  DeviceBuffer slice_of_mb_, intra_cand_, intra_prep_;
-  PinnedBuffer intra_prep_host_;
+  DeviceBuffer slice_of_mb_, intra_cand_, intra_prep_, me_[4], satd_;
+  PinnedBuffer intra_prep_host_, satd_host_;
   PinnedBuffer decisions_host_;  // the job's decisions, packed (kDecisionBytes each)
   DeviceBuffer decisions_;
 };

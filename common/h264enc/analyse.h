@@ -61,6 +61,8 @@ struct MbAnalysis {
   int lambda = 1;
   // The intra modes worth trying for this macroblock (common/dsp/intra_prune.h); null: all.
   const IntraMbCandidates* intra_cand = nullptr;
+  // P slices: this macroblock's SATD cache (satd_cache.h), one per reference; null: none.
+  const struct MbSatdRef* satd = nullptr;
   int max_mv_y = 2048;  // |vertical vector| limit in quarter-pel (MaxVmvR of the level, Table A-1)
 };
 

@@ -13,6 +13,8 @@
 
 #include "common/h264enc/analyse.h"
 #include "common/h264enc/cavlc_bits.h"
+#include "common/h264enc/inter_preselect.h"
+#include "common/h264enc/satd_cache.h"
 #include "common/h264enc/mvpred.h"
 
 namespace gvc::h264 {
@@ -24,27 +26,6 @@ struct InterChoice {
   int16_t mvd[16][2] = {};          // mvd_l0 at each partition's top-left 4x4 block
   int cost = 0;                     // J of the choice
 };
-
-// Seed 002's inter pre-selection: from the ME core's costs (SAD + lambda * vector bits with
-// its approximate predictor; best reference per partition) plus lambda * mb_type and
-// sub_mb_type bits, the cheapest macroblock shape and, for P_8x8, the cheapest sub_mb_type of
-// each quadrant. choose_inter then re-costs only that shape besides P_L0_16x16 and P_Skip.
-struct Preselection {
-  bool try16x8 = false, try8x16 = false, try8x8 = false;
-  uint8_t sub[4] = {};  // P_8x8: sub_mb_type per quadrant
-};
-
-// Index (mv_field.h) of the ME core's partition at (x, y), w x h in 4x4-block units.
-GVC_HD int me_partition_index(int x, int y, int w, int h) {
-  const int quad = (y >> 1) * 2 + (x >> 1);
-  if (w == 4 && h == 4) return kPart16x16;
-  if (w == 4) return kPart16x8 + (y >> 1);
-  if (h == 4) return kPart8x16 + (x >> 1);
-  if (w == 2 && h == 2) return kPart8x8 + quad;
-  if (w == 2) return kPart8x4 + 2 * quad + (y & 1);
-  if (h == 2) return kPart4x8 + 2 * quad + (x & 1);
-  return kPart4x4 + 4 * quad + 2 * (y & 1) + (x & 1);
-}
 
 namespace analyse_inter_detail {
 
@@ -65,7 +46,9 @@ struct PartResult {
 
 class PartitionSearch {
  public:
-  GVC_HD PartitionSearch(const MbAnalysis& a, const MbPixels& px) : a_(a), px_(px) {}
+  GVC_HD PartitionSearch(const MbAnalysis& a, const MbPixels& px) : a_(a), px_(px) {
+    if (a.satd) slots_ = satd_slots(a);
+  }
 
   // Searches the partition at (x, y), w x h (4x4 units) over references [ref_lo, ref_hi]
   // with `state` holding the partitions decided before it. `count_ref` adds the ref_idx
@@ -105,6 +88,10 @@ class PartitionSearch {
                      int bound = INT_MAX) const {
     if (mv[1] < -a_.max_mv_y || mv[1] > a_.max_mv_y - 1 || mv[0] < -8192 || mv[0] > 8191) return INT_MAX;
     int cost = a_.lambda * mvd_bits(mv[0], mv[1], mvp);
+    if (a_.satd) {
+      const int satd = cached_satd(a_, slots_, r, me_partition_index(x, y, w, h), mv);
+      if (satd >= 0) return cost + satd;
+    }
     uint8_t pred[64];
     for (int row = y; row < y + h; row++) {
       a_.refs[r].predict(16 * a_.mx + 4 * x, 16 * a_.my + 4 * row, 4 * w, 4, mv, pred, 16);
@@ -138,6 +125,7 @@ class PartitionSearch {
 
   const MbAnalysis& a_;
   const MbPixels& px_;
+  SatdSlots slots_;  // with a_.satd
 };
 
 GVC_HD void commit(InterChoice& c, int x, int y, int w, int h, const PartResult& r) {
@@ -204,52 +192,6 @@ GVC_HD InterChoice choose_p8x8(const PartitionSearch& ps, int lambda, int num_re
 }
 
 }  // namespace analyse_inter_detail
-
-// Seed 002's pre-selection of macroblock (a.mx, a.my): see Preselection.
-GVC_HD Preselection preselect(const MbAnalysis& a) {
-  Preselection sel;
-  const DecideFlags& p = a.flags;
-  auto me_cost = [&](int part) {  // best over the references, ref_idx bits aside
-    uint32_t best = UINT32_MAX;
-    for (int r = 0; r < a.num_refs; r++) {
-      const uint32_t c = a.me[r][a.my * a.map.mb_width + a.mx].part[part].cost;
-      best = c < best ? c : best;
-    }
-    return int64_t(best);
-  };
-  const int64_t l = a.lambda;
-  const int64_t c16 = me_cost(kPart16x16) + l * ue_bits(0);
-  int64_t best = c16;
-  int choice = 0;  // 0: 16x16 only, 1: 16x8, 2: 8x16, 3: 8x8
-  if (p.part16x8) {
-    const int64_t c168 = me_cost(kPart16x8) + me_cost(kPart16x8 + 1) + l * ue_bits(1);
-    const int64_t c816 = me_cost(kPart8x16) + me_cost(kPart8x16 + 1) + l * ue_bits(2);
-    if (c168 < best) best = c168, choice = 1;
-    if (c816 < best) best = c816, choice = 2;
-  }
-  if (p.part8x8) {
-    int64_t c88 = l * ue_bits(3);
-    for (int q = 0; q < 4; q++) {
-      int64_t qbest = me_cost(kPart8x8 + q) + l * ue_bits(kSubP8x8);
-      sel.sub[q] = kSubP8x8;
-      if (p.sub8x8) {
-        const int64_t c84 = me_cost(kPart8x4 + 2 * q) + me_cost(kPart8x4 + 2 * q + 1) + l * ue_bits(kSubP8x4);
-        const int64_t c48 = me_cost(kPart4x8 + 2 * q) + me_cost(kPart4x8 + 2 * q + 1) + l * ue_bits(kSubP4x8);
-        int64_t c44 = l * ue_bits(kSubP4x4);
-        for (int k = 0; k < 4; k++) c44 += me_cost(kPart4x4 + 4 * q + k);
-        if (c84 < qbest) qbest = c84, sel.sub[q] = kSubP8x4;
-        if (c48 < qbest) qbest = c48, sel.sub[q] = kSubP4x8;
-        if (c44 < qbest) qbest = c44, sel.sub[q] = kSubP4x4;
-      }
-      c88 += qbest;
-    }
-    if (c88 < best) best = c88, choice = 3;
-  }
-  sel.try16x8 = choice == 1;
-  sel.try8x16 = choice == 2;
-  sel.try8x8 = choice == 3;
-  return sel;
-}
 
 // Chooses the inter coding of macroblock (a.mx, a.my) of a P slice (a.num_refs > 0).
 GVC_HD void choose_inter(const MbAnalysis& a, const MbPixels& px, InterChoice& out) {

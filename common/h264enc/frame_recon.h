@@ -13,6 +13,7 @@
 #include "common/h264enc/analyse.h"
 #include "common/h264enc/deblock.h"
 #include "common/h264enc/intra_prep.h"
+#include "common/h264enc/satd_cache.h"
 #include "common/h264enc/macroblock.h"
 #include "common/h264enc/mc.h"
 #include "common/h264enc/picture.h"
@@ -59,6 +60,9 @@ struct DecideJob {
   // Per macroblock (host), or null: prepare_intra's results (intra_prep.h), which an
   // implementation may compute elsewhere (the GPU) before deciding; the decisions are the same.
   const MbIntraPrep* intra_prep = nullptr;
+  // P slices, or null: the SATD caches (satd_cache.h) of every macroblock and reference, at
+  // [mb_addr * num_refs + r] (host), computed elsewhere (the GPU); the decisions are the same.
+  const MbSatdRef* satd = nullptr;
   Macroblock* mbs = nullptr;                        // out: the decisions
   int mb_width = 0, mb_height = 0;
 };
@@ -70,6 +74,10 @@ MbAnalysis frame_analysis(const DecideJob& job);
 // prepare_intra of every macroblock of the job into out (raster order), on all cores: what
 // the CUDA backend computes on the GPU, for tests.
 void prepare_intra_cpu(const DecideJob& job, MbIntraPrep* out);
+
+// The SATD caches of every macroblock and reference of a P slice's job into out
+// ([mb_addr * num_refs + r]), on all cores: what the CUDA backend computes on the GPU, for tests.
+void prepare_satd_cpu(const DecideJob& job, MbSatdRef* out);
 
 class FrameReconstructor {
  public:

@@ -37,6 +37,7 @@ class CpuReconstructor final : public FrameReconstructor {
           t.mx = mx;
           t.my = my;
           t.intra_cand = job.intra_cand ? &job.intra_cand[addr] : nullptr;
+          t.satd = job.satd && job.num_refs ? &job.satd[size_t(addr) * size_t(job.num_refs)] : nullptr;
           decide_mb(t, job.mbs[addr], job.intra_prep ? &job.intra_prep[addr] : nullptr);
           finish_mb_syntax(t.map, mx, my, job.mbs[addr]);
           row_done[size_t(my)].store(mx + 1, std::memory_order_release);
@@ -120,6 +121,29 @@ void prepare_intra_cpu(const DecideJob& job, MbIntraPrep* out) {
       t.my = addr / w;
       t.intra_cand = job.intra_cand ? &job.intra_cand[addr] : nullptr;
       prepare_intra(t, s, out[addr]);
+    }
+  };
+  const int nthreads = std::max(1, int(std::thread::hardware_concurrency()));
+  std::vector<std::thread> workers;
+  for (int i = 1; i < nthreads; i++) workers.emplace_back(work);
+  work();
+  for (auto& worker : workers) worker.join();
+}
+
+void prepare_satd_cpu(const DecideJob& job, MbSatdRef* out) {
+  const int w = job.mb_width, h = job.mb_height;
+  const MbAnalysis a = frame_analysis(job);
+  std::atomic<int> next{0};
+  auto work = [&] {
+    MbAnalysis t = a;
+    for (int addr; (addr = next.fetch_add(1)) < w * h;) {
+      t.map = MbMap{nullptr, w, h, job.slice_of_mb[addr]};
+      t.mx = addr % w;
+      t.my = addr / w;
+      const SatdSlots slots = satd_slots(t);
+      for (int r = 0; r < job.num_refs; r++)
+        for (int e = 0; e < MbSatdRef::kEntries; e++)
+          fill_satd_entry(t, slots, r, e, out[size_t(addr) * size_t(job.num_refs) + size_t(r)]);
     }
   };
   const int nthreads = std::max(1, int(std::thread::hardware_concurrency()));

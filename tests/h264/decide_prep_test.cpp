@@ -1,4 +1,4 @@
-// intra_prep_test.cpp: decisions made with prepare_intra's results (the intra search made before the wavefront, intra_prep.h) equal decisions made without
+// decide_prep_test.cpp: decisions made with what can be computed before the wavefront (intra_prep.h's intra search, satd_cache.h's SATDs) equal decisions made without
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -16,6 +16,7 @@ namespace {
 
 struct Counts {
   int mbs = 0, differing = 0;
+  int differing_with_zeroed_cache = 0;  // decisions with every cached SATD set to 0
   int prep_used = 0;        // macroblocks whose neighbours let the prepared search stand
   int prep_used_i4 = 0;     // of these, decided Intra_4x4
   int searched_again = 0;   // macroblocks next to an Intra_4x4 one (the search runs again)
@@ -32,8 +33,9 @@ bool same_decision(const Macroblock& a, const Macroblock& b) {
   return same;
 }
 
-// The CPU reconstructor, deciding every frame twice: with prepare_intra_cpu's results and
-// without; the encoder goes on with the decisions made without.
+// The CPU reconstructor, deciding every frame with prepare_intra_cpu's and prepare_satd_cpu's
+// results, without them, and with a wrong SATD cache; the encoder goes on with the decisions
+// made without.
 class CheckingReconstructor final : public FrameReconstructor {
  public:
   explicit CheckingReconstructor(Counts& counts) : counts_(counts) {}
@@ -43,12 +45,26 @@ class CheckingReconstructor final : public FrameReconstructor {
     const size_t n = size_t(job.mb_width) * size_t(job.mb_height);
     std::vector<MbIntraPrep> prep(n);
     prepare_intra_cpu(job, prep.data());
+    std::vector<MbSatdRef> satd(n * size_t(job.num_refs));
+    if (job.num_refs) prepare_satd_cpu(job, satd.data());
     std::vector<Macroblock> with(n);
     DecideJob j = job;
     j.mbs = with.data();
     j.intra_prep = prep.data();
+    j.satd = job.num_refs ? satd.data() : nullptr;
     Status st = cpu_->decide(j);
     if (!st.ok()) return st;
+    // With wrong SATDs in the cache the decisions change: the cache is read.
+    std::vector<Macroblock> zeroed(n);
+    if (job.num_refs) {
+      for (MbSatdRef& c : satd) {
+        for (auto& g : c.grid)
+          for (auto& v : g) v = v == kSatdMiss ? v : 0;
+      }
+      j.mbs = zeroed.data();
+      st = cpu_->decide(j);
+      if (!st.ok()) return st;
+    }
     st = cpu_->decide(job);
     if (!st.ok()) return st;
     for (size_t i = 0; i < n; i++) {
@@ -61,6 +77,7 @@ class CheckingReconstructor final : public FrameReconstructor {
       } else {
         counts_.searched_again++;
       }
+      if (job.num_refs && !same_decision(zeroed[i], job.mbs[i])) counts_.differing_with_zeroed_cache++;
       if (!same_decision(with[i], job.mbs[i]) && !counts_.differing++)
         counts_.first_diff = "macroblock " + std::to_string(x) + "," + std::to_string(y) + ": type " +
                              std::to_string(int(with[i].type)) + " with, " + std::to_string(int(job.mbs[i].type)) +
@@ -100,12 +117,14 @@ class CheckingBackend final : public Backend {
 struct Case {
   int qp, slices;
   IntraPruneMethod prune;
+  int refs;
 };
 
 // The clip's first frames at 352x288: an IDR (Intra_4x4 next to Intra_4x4 nearly everywhere)
-// and P frames (intra macroblocks, some Intra_4x4, among inter ones), in one or three slices
-// (neighbours across a slice edge are not available), with and without Kirsch pruning.
-TEST(IntraPrep, DecisionsWithThePreparedSearchEqualTheSearch) {
+// and P frames (intra macroblocks, some Intra_4x4, among inter ones; every partition shape),
+// in one or three slices (neighbours across a slice edge are not available), with and without
+// intra pruning, one to three references.
+TEST(DecidePrep, DecisionsWithThePreparedSearchesEqualTheSearch) {
   const std::string ffmpeg = test::find_ffmpeg();
   ASSERT_FALSE(ffmpeg.empty()) << "ffmpeg is not installed (scripts/test.sh installs it)";
   const std::string clip = test::find_test_clip();
@@ -123,8 +142,8 @@ TEST(IntraPrep, DecisionsWithThePreparedSearchEqualTheSearch) {
   ASSERT_EQ(src.size(), frame_size * frames);
 
   Counts total;
-  for (const Case c : {Case{20, 1, IntraPruneMethod::None}, Case{30, 3, IntraPruneMethod::Kirsch},
-                       Case{38, 1, IntraPruneMethod::Sobel}}) {
+  for (const Case c : {Case{20, 1, IntraPruneMethod::None, 1}, Case{30, 3, IntraPruneMethod::Kirsch, 3},
+                       Case{38, 1, IntraPruneMethod::Sobel, 2}}) {
     Counts counts;
     CheckingBackend backend(counts);
     EncoderParams p;
@@ -133,6 +152,7 @@ TEST(IntraPrep, DecisionsWithThePreparedSearchEqualTheSearch) {
     p.rc.qp = c.qp;
     p.slices = c.slices;
     p.analyse.intra_prune = c.prune;
+    p.ref_frames = c.refs;
     Encoder enc;
     ASSERT_TRUE(enc.init(p, &backend).ok());
     for (int i = 0; i < frames; i++) {
@@ -147,6 +167,7 @@ TEST(IntraPrep, DecisionsWithThePreparedSearchEqualTheSearch) {
     }
     EXPECT_EQ(counts.differing, 0) << "qp " << c.qp << ": " << counts.differing << " of " << counts.mbs
                                    << " macroblocks decided differently, first " << counts.first_diff;
+    EXPECT_GT(counts.differing_with_zeroed_cache, 0) << "qp " << c.qp << ": the SATD cache is not read";
     total.prep_used += counts.prep_used;
     total.prep_used_i4 += counts.prep_used_i4;
     total.searched_again += counts.searched_again;
@@ -158,6 +179,20 @@ TEST(IntraPrep, DecisionsWithThePreparedSearchEqualTheSearch) {
   RecordProperty("prep_used", total.prep_used);
   RecordProperty("prep_used_i4", total.prep_used_i4);
   RecordProperty("searched_again", total.searched_again);
+}
+
+// me_partition_rect is the inverse of me_partition_index over the 41 partitions.
+TEST(DecidePrep, PartitionRectsRoundTrip) {
+  for (int idx = 0; idx < kNumPartitions; idx++) {
+    int x, y, w, h;
+    me_partition_rect(idx, &x, &y, &w, &h);
+    const PartitionGeometry g = partition_geometry(idx);
+    EXPECT_EQ(4 * x, g.x) << idx;
+    EXPECT_EQ(4 * y, g.y) << idx;
+    EXPECT_EQ(4 * w, g.w) << idx;
+    EXPECT_EQ(4 * h, g.h) << idx;
+    EXPECT_EQ(me_partition_index(x, y, w, h), idx);
+  }
 }
 
 }  // namespace

@@ -1,5 +1,5 @@
-// h264_intra_prep.cu: prepare_intra of every macroblock of a frame on the GPU, one thread each, its scratch in shared memory
-#include "gpu/h264_intra_prep.h"
+// h264_decide_prep.cu: the decision's preparations on the GPU: prepare_intra, one thread per macroblock with its scratch in shared memory; the SATD caches, a block per macroblock and reference
+#include "gpu/h264_decide_prep.h"
 
 #include "gpu/device.h"
 
@@ -36,7 +36,29 @@ __global__ void __launch_bounds__(kPrepThreads)
   out[i] = r;
 }
 
+// Threads per (macroblock, reference) of the SATD caches, each filling every kSatdThreads-th entry.
+constexpr int kSatdThreads = 64;
+
+__global__ void __launch_bounds__(kSatdThreads) satd_cache(h264::MbAnalysis a, h264::MbSatdRef* out) {
+  __shared__ h264::SatdSlots slots;
+  const int mb = blockIdx.x / a.num_refs, r = blockIdx.x % a.num_refs;
+  a.mx = mb % a.map.mb_width;
+  a.my = mb / a.map.mb_width;
+  if (threadIdx.x == 0) slots = h264::satd_slots(a);
+  __syncthreads();
+  h264::MbSatdRef& c = out[blockIdx.x];
+  for (int e = threadIdx.x; e < h264::MbSatdRef::kEntries; e += kSatdThreads) h264::fill_satd_entry(a, slots, r, e, c);
+}
+
 }  // namespace
+
+Status launch_satd_cache(const h264::MbAnalysis& a, h264::MbSatdRef* out, cudaStream_t s) {
+  const int blocks = a.map.mb_width * a.map.mb_height * a.num_refs;
+  if (blocks <= 0) return {};
+  satd_cache<<<blocks, kSatdThreads, 0, s>>>(a, out);
+  GVC_CUDA_TRY(cudaGetLastError());
+  return {};
+}
 
 Status launch_intra_prep(const h264::MbAnalysis& frame, const uint16_t* slice_of_mb, h264::Macroblock* stand_in,
                          const IntraMbCandidates* cand, h264::MbIntraPrep* out, cudaStream_t s) {

@@ -1,4 +1,4 @@
-// h264_intra_prep.h (gpu): the H.264 encoder's intra search of every macroblock (prepare_intra) on the GPU, before the decision's wavefront
+// h264_decide_prep.h (gpu): what the H.264 encoder's decision computes before its wavefront, on the GPU: the intra search (intra_prep.h) and the SATD caches (satd_cache.h)
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -7,6 +7,7 @@
 
 #include "common/dsp/intra_prune.h"
 #include "common/h264enc/intra_prep.h"
+#include "common/h264enc/satd_cache.h"
 #include "common/util/status.h"
 
 namespace gvc {
@@ -19,6 +20,11 @@ namespace cuda {
 // with slice_of_mb); `cand` is per macroblock, or null. Every pointer is device memory.
 Status launch_intra_prep(const h264::MbAnalysis& a, const uint16_t* slice_of_mb, h264::Macroblock* stand_in,
                          const IntraMbCandidates* cand, h264::MbIntraPrep* out, cudaStream_t s);
+
+// The SATD caches of every macroblock and each of a.num_refs references into
+// out[mb_addr * num_refs + r], asynchronously on stream s. `a` holds the frame's analysis with
+// device source planes, references (a.refs) and ME results (a.me); its map gives the size.
+Status launch_satd_cache(const h264::MbAnalysis& a, h264::MbSatdRef* out, cudaStream_t s);
 
 }  // namespace cuda
 }  // namespace gvc
