@@ -1,6 +1,7 @@
 // backend.cpp: the CUDA backend: device selection, host/device staging around the gpu/ kernels
 #include "gpu/backend.h"
 
+#include <chrono>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -182,9 +183,12 @@ class CudaH264Reconstructor final : public h264::FrameReconstructor {
   Status decide(const h264::DecideJob& job) override {
     GVC_TRY(state_->enter());
     h264::DecideJob j = job;
+    const auto t0 = std::chrono::steady_clock::now();
     GVC_TRY(core_.prepare_decision(job, state_->stream.get(), &j.intra_prep, &j.satd));
+    prepare_ms_ = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
     return cpu_->decide(j);
   }
+  double last_prepare_ms() const override { return prepare_ms_; }
 
   Status run(const h264::ReconJob& job) override {
     GVC_TRY(state_->enter());
@@ -195,6 +199,7 @@ class CudaH264Reconstructor final : public h264::FrameReconstructor {
   std::shared_ptr<CudaState> state_;
   cuda::H264ReconCore core_;
   std::unique_ptr<h264::FrameReconstructor> cpu_ = h264::make_cpu_reconstructor();
+  double prepare_ms_ = 0;
 };
 
 class CudaBackend final : public Backend {

@@ -122,7 +122,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "bench-h264enc: %s\n", st.message().c_str());
     return 1;
   }
-  std::vector<double> total, analysis, decision, recon, entropy, reference;
+  std::vector<double> total, analysis, decision, prep, recon, entropy, reference;
   size_t bytes = 0;
   const auto start = std::chrono::steady_clock::now();
   for (int i = 0; i < frames; i++) {
@@ -146,6 +146,7 @@ int main(int argc, char** argv) {
     total.push_back(ms);
     analysis.push_back(out.times.analysis);
     decision.push_back(out.times.decision);
+    prep.push_back(out.times.decision_prep);
     recon.push_back(out.times.recon);
     entropy.push_back(out.times.entropy);
     reference.push_back(out.times.reference);
@@ -153,9 +154,9 @@ int main(int argc, char** argv) {
   const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   std::printf("bench-h264enc %dx%d qp %d refs %d backend %s (reconstruction: %s), %d frames\n", w, h, qp,
               refs, backend_name.c_str(), enc.reconstructor_name(), frames);
-  std::printf("  median P frame %.2f ms: analysis %.2f, decision %.2f, reconstruction %.2f, entropy %.2f, "
-              "dpb update %.2f\n",
-              median(total), median(analysis), median(decision), median(recon), median(entropy),
+  std::printf("  median P frame %.2f ms: analysis %.2f, decision %.2f (of which %.2f preparing on the GPU), "
+              "reconstruction %.2f, entropy %.2f, dpb update %.2f\n",
+              median(total), median(analysis), median(decision), median(prep), median(recon), median(entropy),
               median(reference));
   std::printf("  %.2f fps over the run, %.1f kbit/frame\n", frames / secs, bytes * 8.0 / 1000 / frames);
 #if GVC_HAVE_CUDA

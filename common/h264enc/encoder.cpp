@@ -288,6 +288,7 @@ Status Encoder::encode(const FrameIn& in, bool force_idr, EncodedFrame& out) {
   auto slice_first = [&](int slice) { return int(int64_t(mb_count) * slice / params_.slices); };
 
   out.times.decision = ms_since(clock);
+  out.times.decision_prep = recon_->last_prepare_ms();
 
   // Stage 2, reconstruction: residual coding, reconstruction and the loop filter, on the
   // backend's reconstructor (the GPU on a CUDA backend).

@@ -38,7 +38,8 @@ struct FrameStats {
 // Wall-clock milliseconds of the stages of one encode() call.
 struct StageTimes {
   double analysis = 0;   // intra pruning and motion search (the backend's)
-  double decision = 0;   // decide_mb over the frame (CPU)
+  double decision = 0;   // decide_mb over the frame (CPU), with its preparation
+  double decision_prep = 0;  // of which the preparation before the wavefront (the GPU's)
   double recon = 0;      // the reconstructor: residual coding, reconstruction, loop filter,
                          // the new reference's half-pel planes
   double entropy = 0;    // CAVLC of the slices (CPU, all cores)

@@ -85,6 +85,8 @@ class FrameReconstructor {
   virtual const char* name() const = 0;
   // Decides every macroblock (decide_mb.h: decide_mb, then finish_mb_syntax) into job.mbs.
   virtual Status decide(const DecideJob& job) = 0;
+  // Milliseconds of the last decide() spent preparing before the wavefront (0 if none).
+  virtual double last_prepare_ms() const { return 0; }
   virtual Status run(const ReconJob& job) = 0;
 };
 
