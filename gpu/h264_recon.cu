@@ -196,7 +196,7 @@ Status H264ReconCore::prepare_decision(const h264::DecideJob& job, cudaStream_t 
 
   // The SATD caches, from the references the device holds (all of them, normally: each
   // reconstruction is kept) and the ME core's results.
-  bool refs_held = job.num_refs > 0 && job.num_refs <= 4;
+  bool refs_held = job.num_refs > 0 && job.num_refs <= 4 && job.ref_ids && job.me;
   for (int r = 0; refs_held && r < job.num_refs; r++) {
     const RefEntry* e = nullptr;
     for (const RefEntry& c : refs_)

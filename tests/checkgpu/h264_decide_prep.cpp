@@ -54,6 +54,7 @@ TEST(H264DecidePrep, IntraSearchEqualsTheCpu) {
     ref.pic.alloc(mbw, mbh);
     ref.luma.alloc(ref.pic.width(0), ref.pic.height(0));
     const gvc::h264::RefPicture* refs[1] = {&ref};
+    const uint64_t ref_ids[1] = {12345};  // not on the device
     std::vector<gvc::MbPartitions> me(static_cast<size_t>(n));
     const gvc::MbPartitionField me_field{me.data(), mbw, mbh, gvc::MemoryLocation::Host};
     const int qp = int(rng() % 52);
@@ -63,6 +64,7 @@ TEST(H264DecidePrep, IntraSearchEqualsTheCpu) {
     job.analysis.flags.intra4x4 = round != 5;
     job.src = &src;
     job.refs = refs;
+    job.ref_ids = ref_ids;
     job.num_refs = round % 2;
     job.me = &me_field;
     job.intra_cand = round % 4 == 1 || round % 4 == 2 ? cand.data() : nullptr;
