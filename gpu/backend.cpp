@@ -189,6 +189,7 @@ class CudaH264Reconstructor final : public h264::FrameReconstructor {
     return cpu_->decide(j);
   }
   double last_prepare_ms() const override { return prepare_ms_; }
+  RunTimes last_run_times() const override { return core_.last_run_times(); }
 
   Status run(const h264::ReconJob& job) override {
     GVC_TRY(state_->enter());

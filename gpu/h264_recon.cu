@@ -1,4 +1,4 @@
-// h264_recon.cu: the H.264 encoder's reconstruction stage on the GPU: inter pass, intra and deblocking wavefronts
+// h264_recon.cu: the H.264 encoder's reconstruction stage on the GPU: inter pass, intra and deblocking wavefronts (one launch each)
 #include "gpu/h264_recon.h"
 
 #include <algorithm>
@@ -8,6 +8,7 @@
 #include "common/h264enc/recon_mb.h"
 #include "gpu/h264_decide_prep.h"
 #include "gpu/halfpel.h"
+#include "gpu/sync.cuh"
 
 namespace gvc {
 namespace cuda {
@@ -39,7 +40,7 @@ static_assert(sizeof(h264::MbScratch) % 4 == 0, "MbScratch is a whole number of 
 __device__ ReconPicture block_frame(const KernelFrame& k, h264::MbScratch*& scratch) {
   __shared__ ReconRef refs[4];
   extern __shared__ __align__(16) unsigned char shared_scratch[];
-  if (threadIdx.x < k.f.num_refs) refs[threadIdx.x] = k.refs[threadIdx.x];
+  for (int r = threadIdx.x; r < k.f.num_refs; r += blockDim.x) refs[r] = k.refs[r];
   __syncthreads();
   scratch = reinterpret_cast<h264::MbScratch*>(shared_scratch + threadIdx.x * kScratchStride);
   ReconPicture f = k.f;
@@ -57,15 +58,25 @@ __global__ void __launch_bounds__(kReconThreads) recon_inter(KernelFrame k) {
   h264::reconstruct_mb(f, i % f.mb_width, i / f.mb_width, *scratch);
 }
 
-// The intra macroblocks of wave t: (x, y) with x + 2y == t.
-__global__ void __launch_bounds__(kReconThreads) recon_intra_wave(KernelFrame k, int t) {
+// The intra macroblocks, a block per macroblock row, one thread: row y's macroblock x waits
+// for row y - 1 to have passed x + 1 (its upper-right neighbour, and so its upper and
+// upper-left ones), as decoding order allows; inter macroblocks were reconstructed before.
+// progress[y] counts the macroblocks of row y done (zero at the launch).
+__global__ void __launch_bounds__(1) recon_intra_rows(KernelFrame k, unsigned* progress) {
   h264::MbScratch* scratch;
   const ReconPicture f = block_frame(k, scratch);
-  const int y = blockIdx.x * blockDim.x + threadIdx.x;
-  const int x = t - 2 * y;
-  if (y >= f.mb_height || x < 0 || x >= f.mb_width) return;
-  if (!h264::is_intra(f.mbs[y * f.mb_width + x].type)) return;
-  h264::reconstruct_mb(f, x, y, *scratch);
+  const int y = blockIdx.x, w = f.mb_width;
+  for (int x = 0; x < w; x++) {
+    if (!h264::is_intra(f.mbs[y * w + x].type)) continue;
+    if (y > 0) {
+      const unsigned need = unsigned(min(x + 2, w));
+      while (load_acquire(&progress[y - 1]) < need) __nanosleep(32);
+    }
+    h264::reconstruct_mb(f, x, y, *scratch);
+    __threadfence();
+    store_release(&progress[y], unsigned(x + 1));
+  }
+  store_release(&progress[y], unsigned(w));
 }
 
 // Copies each macroblock's decisions (kDecisionBytes, packed) into the device's macroblocks,
@@ -78,15 +89,24 @@ __global__ void spread_decisions(const uint32_t* packed, Macroblock* mbs, int mb
   reinterpret_cast<uint32_t*>(&mbs[t / kWords])[t % kWords] = packed[t];
 }
 
-// The loop filter of wave t, one warp per macroblock, 16 lanes filtering the lines of an edge.
-__global__ void deblock_wave(h264::DeblockPlanes pic, const Macroblock* mbs, int mb_width, int mb_height,
-                             h264::DeblockParams p, int t) {
-  const int y = blockIdx.x * (blockDim.x / 32) + threadIdx.x / 32;
-  const int lane = threadIdx.x & 31;
-  const int x = t - 2 * y;
-  if (y >= mb_height || x < 0 || x >= mb_width || lane >= 16) return;
+// The loop filter, a block of 16 threads per macroblock row filtering the lines of an edge:
+// row y's macroblock x waits for row y - 1 to have passed x + 1, so that every edge is filtered
+// in the order of the standard's macroblock loop (8.7). progress[y] as recon_intra_rows.
+constexpr int kDeblockLanes = 16;
+__global__ void deblock_rows(h264::DeblockPlanes pic, const Macroblock* mbs, int mb_width, int mb_height,
+                             h264::DeblockParams p, unsigned* progress) {
+  const int y = blockIdx.x, lane = threadIdx.x;
   const h264::MbMap map{mbs, mb_width, mb_height, -1};
-  h264::deblock_mb(pic, map, x, y, p, lane, 16);
+  for (int x = 0; x < mb_width; x++) {
+    if (y > 0) {
+      const unsigned need = unsigned(min(x + 2, mb_width));
+      while (load_acquire(&progress[y - 1]) < need) __nanosleep(32);
+    }
+    h264::deblock_mb(pic, map, x, y, p, lane, kDeblockLanes);
+    __threadfence();
+    __syncwarp();
+    if (lane == 0) store_release(&progress[y], unsigned(x + 1));
+  }
 }
 
 Status copy_plane_up(DeviceBuffer& dst, const std::vector<uint8_t>& src, cudaStream_t s) {
@@ -150,10 +170,19 @@ Status H264ReconCore::keep_reconstruction(const h264::ReconJob& job, cudaStream_
     GVC_CUDA_TRY(cudaMemcpyAsync(e->chroma[c].get(), rec_[1 + c].get(), rec.plane[1 + c].size(),
                                  cudaMemcpyDeviceToDevice, s));
   }
-  for (int p = 0; p < 4; p++)
-    GVC_CUDA_TRY(cudaMemcpyAsync(job.rec_luma->data(p), out.plane[p], luma_bytes, cudaMemcpyDeviceToHost, s));
   e->id = job.rec_id;
   e->last_use = ++uses_;
+  return {};
+}
+
+Status H264ReconCore::download_reconstruction_planes(const h264::ReconJob& job, cudaStream_t s) {
+  bool held = false;
+  const RefEntry* e = entry_for(job.rec_id, job, &held);
+  if (!e || !held) return Status::error("the reconstruction's half-pel planes are not on the device");
+  const h264::LumaRefView v = job.rec_luma->view();
+  const size_t luma_bytes = size_t(v.w) * size_t(v.h);
+  for (int p = 0; p < 4; p++)
+    GVC_CUDA_TRY(cudaMemcpyAsync(job.rec_luma->data(p), e->luma[p].get(), luma_bytes, cudaMemcpyDeviceToHost, s));
   return {};
 }
 
@@ -228,8 +257,16 @@ Status H264ReconCore::prepare_decision(const h264::DecideJob& job, cudaStream_t 
   return {};
 }
 
+H264ReconCore::~H264ReconCore() {
+  for (cudaEvent_t& e : marks_)
+    if (e) cudaEventDestroy(e);
+}
+
 Status H264ReconCore::run(const h264::ReconJob& job, cudaStream_t s) {
   if (job.num_refs < 0 || job.num_refs > 4) return Status::error("at most 4 reference pictures");
+  for (cudaEvent_t& e : marks_)
+    if (!e) GVC_CUDA_TRY(cudaEventCreate(&e));
+  GVC_CUDA_TRY(cudaEventRecord(marks_[0], s));
   const int mb_count = job.mb_width * job.mb_height;
   KernelFrame k{};
   ReconPicture& f = k.f;
@@ -281,6 +318,7 @@ Status H264ReconCore::run(const h264::ReconJob& job, cudaStream_t s) {
   const int words = mb_count * int(h264::kDecisionBytes / 4);
   spread_decisions<<<(words + 255) / 256, 256, 0, s>>>(decisions_.get<uint32_t>(), mbs_.get<Macroblock>(), mb_count);
   GVC_CUDA_TRY(cudaGetLastError());
+  GVC_CUDA_TRY(cudaEventRecord(marks_[1], s));
   f.mbs = mbs_.get<Macroblock>();
   f.mb_width = job.mb_width;
   f.mb_height = job.mb_height;
@@ -290,21 +328,18 @@ Status H264ReconCore::run(const h264::ReconJob& job, cudaStream_t s) {
   f.qpc = job.qpc;
   f.p_slice = job.p_slice;
 
-  // The waves that hold an intra macroblock (the decisions are on the host).
-  int first_wave = -1, last_wave = -1;
-  for (int i = 0; i < mb_count; i++) {
-    if (!h264::is_intra(job.mbs[i].type)) continue;
-    const int t = i % job.mb_width + 2 * (i / job.mb_width);
-    if (first_wave < 0 || t < first_wave) first_wave = t;
-    last_wave = std::max(last_wave, t);
-  }
-  const int waves = job.mb_width + 2 * (job.mb_height - 1);
+  bool any_intra = false;
+  for (int i = 0; i < mb_count && !any_intra; i++) any_intra = h264::is_intra(job.mbs[i].type);
+  GVC_TRY(progress_.reserve(2 * size_t(job.mb_height) * sizeof(unsigned)));
+  unsigned* intra_progress = progress_.get<unsigned>();
+  unsigned* deblock_progress = intra_progress + job.mb_height;
+  GVC_CUDA_TRY(cudaMemsetAsync(intra_progress, 0, 2 * size_t(job.mb_height) * sizeof(unsigned), s));
   if (job.num_refs > 0) {
     recon_inter<<<(mb_count + kReconThreads - 1) / kReconThreads, kReconThreads, kReconSharedBytes, s>>>(k);
     GVC_CUDA_TRY(cudaGetLastError());
   }
-  for (int t = first_wave; t >= 0 && t <= last_wave; t++) {
-    recon_intra_wave<<<(job.mb_height + kReconThreads - 1) / kReconThreads, kReconThreads, kReconSharedBytes, s>>>(k, t);
+  if (any_intra) {
+    recon_intra_rows<<<job.mb_height, 1, kScratchStride, s>>>(k, intra_progress);
     GVC_CUDA_TRY(cudaGetLastError());
   }
   if (job.deblock) {
@@ -313,19 +348,22 @@ Status H264ReconCore::run(const h264::ReconJob& job, cudaStream_t s) {
       dp.plane[p] = f.rec[p];
       dp.stride[p] = f.rec_stride[p];
     }
-    const int warps = 4;  // macroblocks per block
-    for (int t = 0; t < waves; t++) {
-      deblock_wave<<<(job.mb_height + warps - 1) / warps, 32 * warps, 0, s>>>(
-          dp, f.mbs, job.mb_width, job.mb_height, job.deblock_params, t);
-      GVC_CUDA_TRY(cudaGetLastError());
-    }
+    deblock_rows<<<job.mb_height, kDeblockLanes, 0, s>>>(dp, f.mbs, job.mb_width, job.mb_height, job.deblock_params,
+                                                       deblock_progress);
+    GVC_CUDA_TRY(cudaGetLastError());
   }
+  if (job.rec_luma) GVC_TRY(keep_reconstruction(job, s));
+  GVC_CUDA_TRY(cudaEventRecord(marks_[2], s));
   for (int p = 0; p < 3; p++)
     GVC_CUDA_TRY(cudaMemcpyAsync(job.rec->plane[p].data(), rec_[p].get(), job.rec->plane[p].size(),
                                  cudaMemcpyDeviceToHost, s));
-  if (job.rec_luma) GVC_TRY(keep_reconstruction(job, s));
+  if (job.rec_luma) GVC_TRY(download_reconstruction_planes(job, s));
   GVC_CUDA_TRY(cudaMemcpyAsync(job.mbs, mbs_.get(), mb_bytes, cudaMemcpyDeviceToHost, s));
+  GVC_CUDA_TRY(cudaEventRecord(marks_[3], s));
   GVC_CUDA_TRY(cudaStreamSynchronize(s));
+  float ms[3] = {};
+  for (int i = 0; i < 3; i++) GVC_CUDA_TRY(cudaEventElapsedTime(&ms[i], marks_[i], marks_[i + 1]));
+  times_ = {ms[0], ms[1], ms[2]};
   return {};
 }
 

@@ -20,13 +20,17 @@ class H264ReconCore {
   // Runs `job` on stream `s` and waits for it: uploads the source and the decisions (only
   // the fields the decision sets);
   // reconstructs the inter macroblocks all at once, then the intra ones in a wavefront
-  // (macroblock (x, y) in wave x + 2y, after its left, upper-left, upper and upper-right
-  // neighbours); deblocks in the same wavefront, one warp per macroblock; downloads the
+  // (a block per macroblock row, (x, y) after (x + 1, y - 1) of the row above, so after its
+  // left, upper-left, upper and upper-right neighbours), one launch; deblocks in the same
+  // wavefront, 16 threads per macroblock, one launch; downloads the
   // reconstruction and the coded macroblocks into the job's host memory. Reference pictures
   // are kept on the device by id; one not held yet is uploaded from the job. With
   // job.rec_luma the reconstruction's half-pel planes are built here and kept as the
   // reference of id job.rec_id.
   Status run(const h264::ReconJob& job, cudaStream_t s);
+  // The last run()'s uploads, kernels and downloads, timed with events on its stream.
+  h264::FrameReconstructor::RunTimes last_run_times() const { return times_; }
+  ~H264ReconCore();
 
   // What the decision of `job` can take from before its wavefront, computed on the GPU on
   // stream s and waited for: prepare_intra of every macroblock (intra_prep.h) into *intra and,
@@ -49,15 +53,20 @@ class H264ReconCore {
   Status upload_ref(const h264::RefPicture& ref, uint64_t id, RefEntry& e, cudaStream_t s);
   // For job.rec_luma: builds the reconstruction's half-pel planes on the device into an entry
   // kept under job.rec_id (the next frames find their reference there instead of uploading
-  // it) and downloads them into job.rec_luma.
+  // it).
   Status keep_reconstruction(const h264::ReconJob& job, cudaStream_t s);
+  // Downloads the half-pel planes keep_reconstruction kept into job.rec_luma.
+  Status download_reconstruction_planes(const h264::ReconJob& job, cudaStream_t s);
 
   std::vector<RefEntry> refs_ = std::vector<RefEntry>(5);
   uint64_t uses_ = 0;
   DeviceBuffer src_[3], rec_[3], mbs_;  // mbs_ also holds prepare_intra's stand-ins
+  DeviceBuffer progress_;  // per macroblock row: the intra and loop-filter wavefronts' progress
   const h264::Picture* src_held_ = nullptr;  // the picture src_ holds, from prepare_intra
   DeviceBuffer slice_of_mb_, intra_cand_, intra_prep_, me_[4], satd_;
   PinnedBuffer intra_prep_host_, satd_host_;
+  cudaEvent_t marks_[4] = {};  // run(): start, uploads done, kernels done, downloads done
+  h264::FrameReconstructor::RunTimes times_;
   PinnedBuffer decisions_host_;  // the job's decisions, packed (kDecisionBytes each)
   DeviceBuffer decisions_;
 };

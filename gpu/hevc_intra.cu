@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <string>
 
+#include "gpu/sync.cuh"
+
 namespace gvc {
 namespace cuda {
 
@@ -35,16 +37,6 @@ struct Batch {
   int n_blocks;
   bool strong;
 };
-
-__device__ __forceinline__ unsigned load_acquire(const unsigned* p) {
-  unsigned v;
-  asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
-  return v;
-}
-
-__device__ __forceinline__ void store_release(unsigned* p, unsigned v) {
-  asm volatile("st.release.gpu.global.u32 [%0], %1;" ::"l"(p), "r"(v) : "memory");
-}
 
 // Samples written by other warps of the launch are read from L2 (ld.global.cg), never from a
 // possibly stale L1 line.

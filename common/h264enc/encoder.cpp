@@ -315,6 +315,7 @@ Status Encoder::encode(const FrameIn& in, bool force_idr, EncodedFrame& out) {
   if (!st.ok()) return Status::error(std::string("reconstruction failed: ") + st.message());
 
   out.times.recon = ms_since(clock);
+  out.times.recon_parts = recon_->last_run_times();
 
   // Stage 3, entropy coding: CAVLC of each slice, in pieces of a macroblock row on all
   // cores (slice_data.h), each slice's NAL units then joined in order.

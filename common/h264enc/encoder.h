@@ -42,6 +42,7 @@ struct StageTimes {
   double decision_prep = 0;  // of which the preparation before the wavefront (the GPU's)
   double recon = 0;      // the reconstructor: residual coding, reconstruction, loop filter,
                          // the new reference's half-pel planes
+  FrameReconstructor::RunTimes recon_parts;  // where the reconstructor measures them
   double entropy = 0;    // CAVLC of the slices (CPU, all cores)
   double reference = 0;  // the sliding window's update
 };

@@ -1,0 +1,24 @@
+// sync.cuh (gpu): flags between the blocks of one launch: a load with acquire and a store with release at device scope
+//
+// A producer writes its data, calls __threadfence(), then (one lane, after the warp has
+// synchronised) store_release()s a flag; a consumer that load_acquire()s the flag then sees the
+// data with plain loads (the acquire also keeps them from a stale L1 line). A launch that waits
+// on such flags needs its waited-for blocks resident or finished: they must have lower block
+// indices than the waiters, which the hardware schedules first.
+#pragma once
+
+namespace gvc {
+namespace cuda {
+
+__device__ __forceinline__ unsigned load_acquire(const unsigned* p) {
+  unsigned v;
+  asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
+  return v;
+}
+
+__device__ __forceinline__ void store_release(unsigned* p, unsigned v) {
+  asm volatile("st.release.gpu.global.u32 [%0], %1;" ::"l"(p), "r"(v) : "memory");
+}
+
+}  // namespace cuda
+}  // namespace gvc
