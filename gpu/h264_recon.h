@@ -15,6 +15,15 @@
 namespace gvc {
 namespace cuda {
 
+// A download through pinned staging memory: `bytes` from device `src` to host `dst`, staged at
+// `offset`.
+struct StagedCopy {
+  void* dst;
+  const void* src;
+  size_t bytes;
+  size_t offset;
+};
+
 class H264ReconCore {
  public:
   // Runs `job` on stream `s` and waits for it: uploads the source and the decisions (only
@@ -55,8 +64,8 @@ class H264ReconCore {
   // kept under job.rec_id (the next frames find their reference there instead of uploading
   // it).
   Status keep_reconstruction(const h264::ReconJob& job, cudaStream_t s);
-  // Downloads the half-pel planes keep_reconstruction kept into job.rec_luma.
-  Status download_reconstruction_planes(const h264::ReconJob& job, cudaStream_t s);
+  // The entry holding picture `id`, or null.
+  const RefEntry* held_entry(uint64_t id) const;
 
   std::vector<RefEntry> refs_ = std::vector<RefEntry>(5);
   uint64_t uses_ = 0;
@@ -65,6 +74,7 @@ class H264ReconCore {
   const h264::Picture* src_held_ = nullptr;  // the picture src_ holds, from prepare_intra
   DeviceBuffer slice_of_mb_, intra_cand_, intra_prep_, me_[4], satd_;
   PinnedBuffer intra_prep_host_, satd_host_;
+  PinnedBuffer staging_;  // run()'s downloads
   cudaEvent_t marks_[4] = {};  // run(): start, uploads done, kernels done, downloads done
   h264::FrameReconstructor::RunTimes times_;
   PinnedBuffer decisions_host_;  // the job's decisions, packed (kDecisionBytes each)
