@@ -90,20 +90,62 @@ __global__ void spread_decisions(const uint32_t* packed, Macroblock* mbs, int mb
   reinterpret_cast<uint32_t*>(&mbs[t / kWords])[t % kWords] = packed[t];
 }
 
-// The loop filter, a block of 16 threads per macroblock row filtering the lines of an edge:
-// row y's macroblock x waits for row y - 1 to have passed x + 1, so that every edge is filtered
-// in the order of the standard's macroblock loop (8.7). progress[y] as recon_intra_rows.
+// Every macroblock's MbEdges (the bS and QPs its filter reads), one thread each.
+__global__ void gather_edges(const Macroblock* mbs, int mb_width, int mb_height, h264::DeblockParams p,
+                             h264::MbEdges* out) {
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= mb_width * mb_height) return;
+  h264::MbEdges e;
+  h264::mb_edges(h264::MbMap{mbs, mb_width, mb_height, -1}, i % mb_width, i / mb_width, p, e);
+  out[i] = e;
+}
+
+// The loop filter, a block of 16 threads per macroblock row: row y's macroblock x waits for
+// row y - 1 to have passed x + 1, so that every edge is filtered in the order of the standard's
+// macroblock loop (8.7). Each macroblock's samples and the 4 (luma) or 2 (chroma) columns and
+// rows before it that its edges reach are filtered in shared memory, loaded and stored once,
+// the threads filtering the lines of an edge; the wavefront makes the area the block's alone
+// meanwhile. progress[y] as recon_intra_rows.
 constexpr int kDeblockLanes = 16;
-__global__ void deblock_rows(h264::DeblockPlanes pic, const Macroblock* mbs, int mb_width, int mb_height,
+constexpr int kLumaTile = 20, kChromaTile = 10;  // 4 + 16 and 2 + 8 samples a side
+__global__ void deblock_rows(h264::DeblockPlanes pic, const h264::MbEdges* edges, int mb_width, int mb_height,
                              h264::DeblockParams p, unsigned* progress) {
+  __shared__ uint8_t tile[kLumaTile * kLumaTile + 2 * kChromaTile * kChromaTile];
   const int y = blockIdx.x, lane = threadIdx.x;
-  const h264::MbMap map{mbs, mb_width, mb_height, -1};
-  for (int x = 0; x < mb_width; x++) {
-    if (y > 0) {
-      const unsigned need = unsigned(min(x + 2, mb_width));
-      while (load_acquire(&progress[y - 1]) < need) __nanosleep(32);
+  uint8_t* const tiles[3] = {tile, tile + kLumaTile * kLumaTile, tile + kLumaTile * kLumaTile + kChromaTile * kChromaTile};
+  // Copies the tiles of macroblock x in (to_tile) or out; samples outside the picture (before
+  // its first row or column) are never filtered and stay out.
+  auto copy = [&](int x, bool to_tile) {
+    for (int c = 0; c < 3; c++) {
+      const int n = c ? kChromaTile : kLumaTile, border = c ? 2 : 4, size = c ? 8 : 16;
+      const int x0 = size * x - border, y0 = size * y - border;
+      for (int i = lane; i < n * n; i += kDeblockLanes) {
+        const int tx = i % n, ty = i / n;
+        if (x0 + tx < 0 || y0 + ty < 0) continue;
+        uint8_t* at = pic.plane[c] + size_t(y0 + ty) * size_t(pic.stride[c]) + size_t(x0 + tx);
+        if (to_tile) tiles[c][i] = *at;
+        else *at = tiles[c][i];
+      }
     }
-    h264::deblock_mb(pic, map, x, y, p, lane, kDeblockLanes);
+  };
+  unsigned seen = 0;  // progress[y - 1] as last acquired
+  for (int x = 0; x < mb_width; x++) {
+    const unsigned need = unsigned(min(x + 2, mb_width));
+    if (y > 0 && seen < need)
+      while ((seen = load_acquire(&progress[y - 1])) < need) __nanosleep(32);
+    const h264::MbEdges e = edges[y * mb_width + x];
+    copy(x, true);
+    __syncwarp();
+    h264::DeblockPlanes t;
+    t.plane[0] = tiles[0] + 4 * kLumaTile + 4;
+    t.stride[0] = kLumaTile;
+    for (int c = 1; c <= 2; c++) {
+      t.plane[c] = tiles[c] + 2 * kChromaTile + 2;
+      t.stride[c] = kChromaTile;
+    }
+    h264::deblock_mb_edges(t, e, p, lane, kDeblockLanes);
+    __syncwarp();
+    copy(x, false);
     __threadfence();
     __syncwarp();
     if (lane == 0) store_release(&progress[y], unsigned(x + 1));
@@ -354,22 +396,29 @@ Status H264ReconCore::run(const h264::ReconJob& job, cudaStream_t s) {
     recon_inter<<<(mb_count + kReconThreads - 1) / kReconThreads, kReconThreads, kReconSharedBytes, s>>>(k);
     GVC_CUDA_TRY(cudaGetLastError());
   }
+  GVC_CUDA_TRY(cudaEventRecord(marks_[2], s));
   if (any_intra) {
     recon_intra_rows<<<job.mb_height, 1, kScratchStride, s>>>(k, intra_progress);
     GVC_CUDA_TRY(cudaGetLastError());
   }
+  GVC_CUDA_TRY(cudaEventRecord(marks_[3], s));
   if (job.deblock) {
     h264::DeblockPlanes dp;
     for (int p = 0; p < 3; p++) {
       dp.plane[p] = f.rec[p];
       dp.stride[p] = f.rec_stride[p];
     }
-    deblock_rows<<<job.mb_height, kDeblockLanes, 0, s>>>(dp, f.mbs, job.mb_width, job.mb_height, job.deblock_params,
-                                                       deblock_progress);
+    GVC_TRY(edges_.reserve(size_t(mb_count) * sizeof(h264::MbEdges)));
+    gather_edges<<<(mb_count + 127) / 128, 128, 0, s>>>(f.mbs, job.mb_width, job.mb_height, job.deblock_params,
+                                                       edges_.get<h264::MbEdges>());
+    GVC_CUDA_TRY(cudaGetLastError());
+    deblock_rows<<<job.mb_height, kDeblockLanes, 0, s>>>(dp, edges_.get<h264::MbEdges>(), job.mb_width,
+                                                       job.mb_height, job.deblock_params, deblock_progress);
     GVC_CUDA_TRY(cudaGetLastError());
   }
+  GVC_CUDA_TRY(cudaEventRecord(marks_[4], s));
   if (job.rec_luma) GVC_TRY(keep_reconstruction(job, s));
-  GVC_CUDA_TRY(cudaEventRecord(marks_[2], s));
+  GVC_CUDA_TRY(cudaEventRecord(marks_[5], s));
   // The results go down into pinned memory (pageable destinations would make the copies
   // synchronous and slow), then to the job's host memory on several threads.
   std::vector<StagedCopy> copies;
@@ -389,12 +438,12 @@ Status H264ReconCore::run(const h264::ReconJob& job, cudaStream_t s) {
   GVC_TRY(staging_.reserve(staged));
   for (const StagedCopy& c : copies)
     GVC_CUDA_TRY(cudaMemcpyAsync(staging_.get<uint8_t>() + c.offset, c.src, c.bytes, cudaMemcpyDeviceToHost, s));
-  GVC_CUDA_TRY(cudaEventRecord(marks_[3], s));
+  GVC_CUDA_TRY(cudaEventRecord(marks_[6], s));
   GVC_CUDA_TRY(cudaStreamSynchronize(s));
   copy_from_staging(staging_.get<uint8_t>(), copies);
-  float ms[3] = {};
-  for (int i = 0; i < 3; i++) GVC_CUDA_TRY(cudaEventElapsedTime(&ms[i], marks_[i], marks_[i + 1]));
-  times_ = {ms[0], ms[1], ms[2]};
+  float ms[6] = {};
+  for (int i = 0; i < 6; i++) GVC_CUDA_TRY(cudaEventElapsedTime(&ms[i], marks_[i], marks_[i + 1]));
+  times_ = {ms[0], ms[1], ms[2], ms[3], ms[4], ms[5]};
   return {};
 }
 

@@ -31,7 +31,7 @@ class H264ReconCore {
   // reconstructs the inter macroblocks all at once, then the intra ones in a wavefront
   // (a block per macroblock row, (x, y) after (x + 1, y - 1) of the row above, so after its
   // left, upper-left, upper and upper-right neighbours), one launch; deblocks in the same
-  // wavefront, 16 threads per macroblock, one launch; downloads the
+  // wavefront, 16 threads per macroblock filtering in shared memory, one launch; downloads the
   // reconstruction and the coded macroblocks into the job's host memory. Reference pictures
   // are kept on the device by id; one not held yet is uploaded from the job. With
   // job.rec_luma the reconstruction's half-pel planes are built here and kept as the
@@ -71,11 +71,13 @@ class H264ReconCore {
   uint64_t uses_ = 0;
   DeviceBuffer src_[3], rec_[3], mbs_;  // mbs_ also holds prepare_intra's stand-ins
   DeviceBuffer progress_;  // per macroblock row: the intra and loop-filter wavefronts' progress
+  DeviceBuffer edges_;     // per macroblock: the loop filter's MbEdges
   const h264::Picture* src_held_ = nullptr;  // the picture src_ holds, from prepare_intra
   DeviceBuffer slice_of_mb_, intra_cand_, intra_prep_, me_[4], satd_;
   PinnedBuffer intra_prep_host_, satd_host_;
   PinnedBuffer staging_;  // run()'s downloads
-  cudaEvent_t marks_[4] = {};  // run(): start, uploads done, kernels done, downloads done
+  // run(): start, uploads, inter, intra, loop filter, reference planes, downloads done
+  cudaEvent_t marks_[7] = {};
   h264::FrameReconstructor::RunTimes times_;
   PinnedBuffer decisions_host_;  // the job's decisions, packed (kDecisionBytes each)
   DeviceBuffer decisions_;

@@ -122,7 +122,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "bench-h264enc: %s\n", st.message().c_str());
     return 1;
   }
-  std::vector<double> total, analysis, decision, prep, recon, entropy, reference, up, kern, down;
+  std::vector<double> total, analysis, decision, prep, recon, entropy, reference, up, inter, intra, dbk, planes, down;
   size_t bytes = 0;
   const auto start = std::chrono::steady_clock::now();
   for (int i = 0; i < frames; i++) {
@@ -149,7 +149,10 @@ int main(int argc, char** argv) {
     prep.push_back(out.times.decision_prep);
     recon.push_back(out.times.recon);
     up.push_back(out.times.recon_parts.upload);
-    kern.push_back(out.times.recon_parts.kernels);
+    inter.push_back(out.times.recon_parts.inter);
+    intra.push_back(out.times.recon_parts.intra);
+    dbk.push_back(out.times.recon_parts.deblock);
+    planes.push_back(out.times.recon_parts.planes);
     down.push_back(out.times.recon_parts.download);
     entropy.push_back(out.times.entropy);
     reference.push_back(out.times.reference);
@@ -161,9 +164,10 @@ int main(int argc, char** argv) {
               "reconstruction %.2f, entropy %.2f, dpb update %.2f\n",
               median(total), median(analysis), median(decision), median(prep), median(recon), median(entropy),
               median(reference));
-  if (median(kern) > 0)
-    std::printf("  reconstruction (GPU events): uploads %.2f, kernels %.2f, downloads %.2f\n", median(up), median(kern),
-                median(down));
+  if (median(inter) > 0)
+    std::printf("  reconstruction (GPU events): uploads %.2f, inter %.2f, intra %.2f, loop filter %.2f, "
+                "reference planes %.2f, downloads %.2f\n",
+                median(up), median(inter), median(intra), median(dbk), median(planes), median(down));
   std::printf("  %.2f fps over the run, %.1f kbit/frame\n", frames / secs, bytes * 8.0 / 1000 / frames);
 #if GVC_HAVE_CUDA
   if (free_before) {  // what the encoder holds on the device, and the local memory its kernels reserve

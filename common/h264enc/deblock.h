@@ -1,8 +1,9 @@
 // deblock.h: the in-loop deblocking filter of a reconstructed picture (8.7)
 //
-// deblock_mb is shared by the CPU (deblock_picture, raster order) and CUDA (a wavefront over
-// the picture, one warp per macroblock whose lanes filter the lines of an edge: every line
-// across an edge reads and writes only its own samples, so splitting them changes nothing).
+// deblock_mb is shared by the CPU (deblock_picture, raster order) and CUDA (every macroblock's
+// MbEdges gathered at once, then a wavefront over the picture whose threads filter the lines
+// of an edge of a macroblock: every line across an edge reads and writes only its own samples,
+// so splitting them changes nothing).
 #pragma once
 
 #include "common/h264enc/macroblock.h"
@@ -128,49 +129,66 @@ GVC_HD int boundary_strength(const Macroblock& P, int pbx, int pby, const Macrob
 
 }  // namespace deblock_detail
 
-// Filters the edges of macroblock (mx, my) (luma and chroma: vertical edges left to right,
-// then horizontal edges top to bottom) with the boundary strengths of 8.7.2.1 from the coded
-// macroblocks in `map` (slice = -1: slice edges are filtered, as with
-// disable_deblocking_filter_idc 0). Its left and upper neighbours must be filtered already.
-// Lane `lane` of `lanes` filters lines lane, lane + lanes, ... of each edge.
-GVC_HD void deblock_mb(const DeblockPlanes& pic, const MbMap& map, int mx, int my, const DeblockParams& p,
-                       int lane = 0, int lanes = 1) {
+// What the filter of macroblock (mx, my) reads of the coded macroblocks: the bS of every line
+// group of every edge (8.7.2.1; 0 where the edge is not filtered, at the picture's edge) and the
+// QPs either side. Gathered apart from the samples, so that a GPU can gather every
+// macroblock's at once before its wavefront.
+struct MbEdges {
+  uint8_t bs[2][4][4];  // [0 vertical, 1 horizontal][edge][4-line group]
+  uint8_t qp_q;         // the macroblock's QP (mb_qp)
+  uint8_t qp_p[2];      // its left (vertical edge 0) and upper (horizontal edge 0) neighbour's
+};
+
+// MbEdges of macroblock (mx, my) in `map` (slice = -1: slice edges are filtered, as with
+// disable_deblocking_filter_idc 0).
+GVC_HD void mb_edges(const MbMap& map, int mx, int my, const DeblockParams& p, MbEdges& out) {
   using namespace deblock_detail;
   const Macroblock& Q = *map.at(mx, my);
-  int qp_q = mb_qp(Q, p);
+  out.qp_q = uint8_t(mb_qp(Q, p));
   for (int dir = 0; dir < 2; dir++) {  // 0: vertical edges, 1: horizontal edges
     const Macroblock* nb = dir == 0 ? map.at(mx - 1, my) : map.at(mx, my - 1);
+    out.qp_p[dir] = uint8_t(nb ? mb_qp(*nb, p) : 0);
     for (int edge = 0; edge < 4; edge++) {
       const Macroblock* P = edge == 0 ? nb : &Q;
-      if (!P) continue;  // picture edge: filterLeftMbEdgeFlag / filterTopMbEdgeFlag 0
-      int bs[4];
-      bool any = false;
       for (int i = 0; i < 4; i++) {
         int bx = dir == 0 ? edge : i, by = dir == 0 ? i : edge;
         int pbx = dir == 0 ? (bx + 3) & 3 : bx, pby = dir == 0 ? by : (by + 3) & 3;
-        bs[i] = boundary_strength(*P, pbx, pby, Q, bx, by, edge == 0);
-        any |= bs[i] != 0;
+        // picture edge: filterLeftMbEdgeFlag / filterTopMbEdgeFlag 0
+        out.bs[dir][edge][i] = uint8_t(P ? boundary_strength(*P, pbx, pby, Q, bx, by, edge == 0) : 0);
       }
-      if (!any) continue;
-      int qp_p = mb_qp(*P, p);
-      EdgeFilter f = edge_params(qp_p, qp_q, p);
+    }
+  }
+}
+
+// Filters the edges of a macroblock (luma and chroma: vertical edges left to right, then
+// horizontal edges top to bottom) as `e` says; `mb` points at its top-left samples (luma and
+// both chroma planes, with their strides), the samples up to 4 (luma) or 2 (chroma) before it
+// in the left and upper neighbours. Its left and upper neighbours must be filtered already.
+// Lane `lane` of `lanes` filters lines lane, lane + lanes, ... of each edge.
+GVC_HD void deblock_mb_edges(const DeblockPlanes& mb, const MbEdges& e, const DeblockParams& p, int lane = 0,
+                             int lanes = 1) {
+  using namespace deblock_detail;
+  for (int dir = 0; dir < 2; dir++) {
+    for (int edge = 0; edge < 4; edge++) {
+      const uint8_t* bs = e.bs[dir][edge];
+      if (!(bs[0] | bs[1] | bs[2] | bs[3])) continue;
+      const int qp_p = edge == 0 ? e.qp_p[dir] : e.qp_q;
+      EdgeFilter f = edge_params(qp_p, e.qp_q, p);
       // luma: 16 lines across the edge
-      int step = dir == 0 ? 1 : pic.stride[0];
-      int along = dir == 0 ? pic.stride[0] : 1;
-      uint8_t* base = pic.plane[0] + (dir == 0 ? size_t(16 * my) * pic.stride[0] + 16 * mx + 4 * edge
-                                    : size_t(16 * my + 4 * edge) * pic.stride[0] + 16 * mx);
+      int step = dir == 0 ? 1 : mb.stride[0];
+      int along = dir == 0 ? mb.stride[0] : 1;
+      uint8_t* base = mb.plane[0] + (dir == 0 ? 4 * edge : 4 * edge * mb.stride[0]);
       for (int k = lane; k < 16; k += lanes)
         if (bs[k >> 2]) filter_line(base + k * along, step, bs[k >> 2], f, false);
       // chroma (4:2:0): luma edges 0 and 2 are chroma edges 0 and 1 (8.7, transform_size_8x8_flag 0)
       if (edge & 1) continue;
       for (int c = 1; c <= 2; c++) {
         int qpc_p = chroma_qp(qp_p, p.chroma_qp_index_offset);
-        int qpc_q = chroma_qp(qp_q, p.chroma_qp_index_offset);
+        int qpc_q = chroma_qp(e.qp_q, p.chroma_qp_index_offset);
         EdgeFilter fc = edge_params(qpc_p, qpc_q, p);
-        int cstep = dir == 0 ? 1 : pic.stride[c];
-        int calong = dir == 0 ? pic.stride[c] : 1;
-        uint8_t* cbase = pic.plane[c] + (dir == 0 ? size_t(8 * my) * pic.stride[c] + 8 * mx + 2 * edge
-                                        : size_t(8 * my + 2 * edge) * pic.stride[c] + 8 * mx);
+        int cstep = dir == 0 ? 1 : mb.stride[c];
+        int calong = dir == 0 ? mb.stride[c] : 1;
+        uint8_t* cbase = mb.plane[c] + (dir == 0 ? 2 * edge : 2 * edge * mb.stride[c]);
         for (int k = lane; k < 8; k += lanes)
           if (bs[k >> 1]) filter_line(cbase + k * calong, cstep, bs[k >> 1], fc, true);
       }
@@ -179,6 +197,18 @@ GVC_HD void deblock_mb(const DeblockPlanes& pic, const MbMap& map, int mx, int m
     // columns cross every lane's rows.
     GVC_LANE_SYNC();
   }
+}
+
+// Filters the edges of macroblock (mx, my) of `pic` with the boundary strengths of 8.7.2.1 from
+// the coded macroblocks in `map` (mb_edges, then deblock_mb_edges).
+GVC_HD void deblock_mb(const DeblockPlanes& pic, const MbMap& map, int mx, int my, const DeblockParams& p,
+                       int lane = 0, int lanes = 1) {
+  MbEdges e;
+  mb_edges(map, mx, my, p, e);
+  DeblockPlanes at = pic;
+  at.plane[0] += size_t(16 * my) * size_t(pic.stride[0]) + size_t(16 * mx);
+  for (int c = 1; c <= 2; c++) at.plane[c] += size_t(8 * my) * size_t(pic.stride[c]) + size_t(8 * mx);
+  deblock_mb_edges(at, e, p, lane, lanes);
 }
 
 // Filters `pic` in place, macroblock by macroblock in raster order, with deblock_mb.

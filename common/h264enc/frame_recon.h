@@ -88,9 +88,10 @@ class FrameReconstructor {
   // Milliseconds of the last decide() spent preparing before the wavefront (0 if none).
   virtual double last_prepare_ms() const { return 0; }
   // Milliseconds of the last run() by part, where the implementation measures them (the GPU's,
-  // with events): uploads, kernels, downloads.
+  // with events): uploads; inter, intra and loop-filter kernels; the reference planes (half-pel
+  // planes, chroma copies); downloads.
   struct RunTimes {
-    double upload = 0, kernels = 0, download = 0;
+    double upload = 0, inter = 0, intra = 0, deblock = 0, planes = 0, download = 0;
   };
   virtual RunTimes last_run_times() const { return {}; }
   virtual Status run(const ReconJob& job) = 0;
