@@ -191,6 +191,11 @@ class CudaH264Reconstructor final : public h264::FrameReconstructor {
   double last_prepare_ms() const override { return prepare_ms_; }
   RunTimes last_run_times() const override { return core_.last_run_times(); }
 
+  Status finish() override {
+    GVC_TRY(state_->enter());
+    return core_.finish();
+  }
+
   Status run(const h264::ReconJob& job) override {
     GVC_TRY(state_->enter());
     return core_.run(job, state_->stream.get());

@@ -322,6 +322,7 @@ H264ReconCore::~H264ReconCore() {
 
 Status H264ReconCore::run(const h264::ReconJob& job, cudaStream_t s) {
   if (job.num_refs < 0 || job.num_refs > 4) return Status::error("at most 4 reference pictures");
+  GVC_TRY(finish());
   for (cudaEvent_t& e : marks_)
     if (!e) GVC_CUDA_TRY(cudaEventCreate(&e));
   GVC_CUDA_TRY(cudaEventRecord(marks_[0], s));
@@ -402,6 +403,12 @@ Status H264ReconCore::run(const h264::ReconJob& job, cudaStream_t s) {
     GVC_CUDA_TRY(cudaGetLastError());
   }
   GVC_CUDA_TRY(cudaEventRecord(marks_[3], s));
+  // The macroblocks' levels, which entropy coding needs now, go down first (through pinned
+  // memory: pageable destinations make copies synchronous and slow); run() returns once they
+  // are there, and the loop filter, the reference planes and their downloads go on meanwhile.
+  GVC_TRY(levels_staging_.reserve(mb_bytes));
+  GVC_CUDA_TRY(cudaMemcpyAsync(levels_staging_.get(), mbs_.get(), mb_bytes, cudaMemcpyDeviceToHost, s));
+  GVC_CUDA_TRY(cudaEventRecord(marks_[4], s));
   if (job.deblock) {
     h264::DeblockPlanes dp;
     for (int p = 0; p < 3; p++) {
@@ -416,18 +423,14 @@ Status H264ReconCore::run(const h264::ReconJob& job, cudaStream_t s) {
                                                        job.mb_height, job.deblock_params, deblock_progress);
     GVC_CUDA_TRY(cudaGetLastError());
   }
-  GVC_CUDA_TRY(cudaEventRecord(marks_[4], s));
-  if (job.rec_luma) GVC_TRY(keep_reconstruction(job, s));
   GVC_CUDA_TRY(cudaEventRecord(marks_[5], s));
-  // The results go down into pinned memory (pageable destinations would make the copies
-  // synchronous and slow), then to the job's host memory on several threads.
-  std::vector<StagedCopy> copies;
+  if (job.rec_luma) GVC_TRY(keep_reconstruction(job, s));
+  GVC_CUDA_TRY(cudaEventRecord(marks_[6], s));
   size_t staged = 0;
   auto stage = [&](void* dst, const void* src, size_t bytes) {
-    copies.push_back({dst, src, bytes, staged});
+    pending_.push_back({dst, src, bytes, staged});
     staged += (bytes + 255) / 256 * 256;
   };
-  stage(job.mbs, mbs_.get(), mb_bytes);
   for (int p = 0; p < 3; p++) stage(job.rec->plane[p].data(), rec_[p].get(), job.rec->plane[p].size());
   if (job.rec_luma) {
     const RefEntry* e = held_entry(job.rec_id);
@@ -436,14 +439,23 @@ Status H264ReconCore::run(const h264::ReconJob& job, cudaStream_t s) {
     for (int p = 0; p < 4; p++) stage(job.rec_luma->data(p), e->luma[p].get(), size_t(v.w) * size_t(v.h));
   }
   GVC_TRY(staging_.reserve(staged));
-  for (const StagedCopy& c : copies)
+  for (const StagedCopy& c : pending_)
     GVC_CUDA_TRY(cudaMemcpyAsync(staging_.get<uint8_t>() + c.offset, c.src, c.bytes, cudaMemcpyDeviceToHost, s));
-  GVC_CUDA_TRY(cudaEventRecord(marks_[6], s));
-  GVC_CUDA_TRY(cudaStreamSynchronize(s));
+  GVC_CUDA_TRY(cudaEventRecord(marks_[7], s));
+  GVC_CUDA_TRY(cudaEventSynchronize(marks_[4]));
+  copy_from_staging(levels_staging_.get<uint8_t>(), {{job.mbs, mbs_.get(), mb_bytes, 0}});
+  return {};
+}
+
+Status H264ReconCore::finish() {
+  if (pending_.empty()) return {};
+  const std::vector<StagedCopy> copies = std::move(pending_);
+  pending_.clear();
+  GVC_CUDA_TRY(cudaEventSynchronize(marks_[7]));
   copy_from_staging(staging_.get<uint8_t>(), copies);
-  float ms[6] = {};
-  for (int i = 0; i < 6; i++) GVC_CUDA_TRY(cudaEventElapsedTime(&ms[i], marks_[i], marks_[i + 1]));
-  times_ = {ms[0], ms[1], ms[2], ms[3], ms[4], ms[5]};
+  float ms[7] = {};
+  for (int i = 0; i < 7; i++) GVC_CUDA_TRY(cudaEventElapsedTime(&ms[i], marks_[i], marks_[i + 1]));
+  times_ = {ms[0], ms[1], ms[2], ms[4], ms[5], ms[3] + ms[6]};
   return {};
 }
 

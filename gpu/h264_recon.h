@@ -26,18 +26,23 @@ struct StagedCopy {
 
 class H264ReconCore {
  public:
-  // Runs `job` on stream `s` and waits for it: uploads the source and the decisions (only
+  // Runs `job` on stream `s`: uploads the source and the decisions (only
   // the fields the decision sets);
   // reconstructs the inter macroblocks all at once, then the intra ones in a wavefront
   // (a block per macroblock row, (x, y) after (x + 1, y - 1) of the row above, so after its
   // left, upper-left, upper and upper-right neighbours), one launch; deblocks in the same
   // wavefront, 16 threads per macroblock filtering in shared memory, one launch; downloads the
-  // reconstruction and the coded macroblocks into the job's host memory. Reference pictures
+  // coded macroblocks and returns, the reconstruction following (finish()). Reference pictures
   // are kept on the device by id; one not held yet is uploaded from the job. With
   // job.rec_luma the reconstruction's half-pel planes are built here and kept as the
   // reference of id job.rec_id.
   Status run(const h264::ReconJob& job, cudaStream_t s);
-  // The last run()'s uploads, kernels and downloads, timed with events on its stream.
+  // The rest of the last run(): its loop filter, reference planes and the downloads of
+  // job.rec and job.rec_luma go on after run() returns (with job.mbs complete); waits for them
+  // and fills those destinations, which must stay where they were. No-op when nothing is
+  // pending.
+  Status finish();
+  // The last finished run()'s uploads, kernels and downloads, timed with events on its stream.
   h264::FrameReconstructor::RunTimes last_run_times() const { return times_; }
   ~H264ReconCore();
 
@@ -75,9 +80,11 @@ class H264ReconCore {
   const h264::Picture* src_held_ = nullptr;  // the picture src_ holds, from prepare_intra
   DeviceBuffer slice_of_mb_, intra_cand_, intra_prep_, me_[4], satd_;
   PinnedBuffer intra_prep_host_, satd_host_;
-  PinnedBuffer staging_;  // run()'s downloads
-  // run(): start, uploads, inter, intra, loop filter, reference planes, downloads done
-  cudaEvent_t marks_[7] = {};
+  PinnedBuffer levels_staging_, staging_;  // run()'s downloads: the macroblocks, the rest
+  std::vector<StagedCopy> pending_;         // what finish() copies out of staging_
+  // run(): start, uploads, inter, intra, macroblocks down, loop filter, reference planes,
+  // downloads done
+  cudaEvent_t marks_[8] = {};
   h264::FrameReconstructor::RunTimes times_;
   PinnedBuffer decisions_host_;  // the job's decisions, packed (kDecisionBytes each)
   DeviceBuffer decisions_;

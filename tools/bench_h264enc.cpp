@@ -122,7 +122,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "bench-h264enc: %s\n", st.message().c_str());
     return 1;
   }
-  std::vector<double> total, analysis, decision, prep, recon, entropy, reference, up, inter, intra, dbk, planes, down;
+  std::vector<double> total, wait, analysis, decision, prep, recon, entropy, reference, up, inter, intra, dbk, planes, down;
   size_t bytes = 0;
   const auto start = std::chrono::steady_clock::now();
   for (int i = 0; i < frames; i++) {
@@ -144,6 +144,7 @@ int main(int argc, char** argv) {
     bytes += out.annexb.size();
     if (i == 0) continue;  // the IDR and the first use of the device stay out of the medians
     total.push_back(ms);
+    wait.push_back(out.times.wait);
     analysis.push_back(out.times.analysis);
     decision.push_back(out.times.decision);
     prep.push_back(out.times.decision_prep);
@@ -160,10 +161,10 @@ int main(int argc, char** argv) {
   const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   std::printf("bench-h264enc %dx%d qp %d refs %d backend %s (reconstruction: %s), %d frames\n", w, h, qp,
               refs, backend_name.c_str(), enc.reconstructor_name(), frames);
-  std::printf("  median P frame %.2f ms: analysis %.2f, decision %.2f (of which %.2f preparing on the GPU), "
-              "reconstruction %.2f, entropy %.2f, dpb update %.2f\n",
-              median(total), median(analysis), median(decision), median(prep), median(recon), median(entropy),
-              median(reference));
+  std::printf("  median P frame %.2f ms: waiting for the last reference %.2f, analysis %.2f, decision %.2f (of "
+              "which %.2f preparing on the GPU), reconstruction %.2f, entropy %.2f, dpb update %.2f\n",
+              median(total), median(wait), median(analysis), median(decision), median(prep), median(recon),
+              median(entropy), median(reference));
   if (median(inter) > 0)
     std::printf("  reconstruction (GPU events): uploads %.2f, inter %.2f, intra %.2f, loop filter %.2f, "
                 "reference planes %.2f, downloads %.2f\n",

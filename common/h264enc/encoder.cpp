@@ -198,6 +198,14 @@ double ms_since(std::chrono::steady_clock::time_point& t) {
 Status Encoder::encode(const FrameIn& in, bool force_idr, EncodedFrame& out) {
   if (mb_width_ == 0) return Status::error("encoder used before init");
   auto clock = std::chrono::steady_clock::now();
+  out.times = StageTimes();
+  {
+    // The last frame's reconstruction, which the analysis and decision read as a reference.
+    Status st = recon_->finish();
+    if (!st.ok()) return Status::error(std::string("reconstruction failed: ") + st.message());
+    out.times.recon_parts = recon_->last_run_times();
+    out.times.wait = ms_since(clock);
+  }
   load_source(in);
   bool idr = force_idr || idr_due();
   if (idr) {
@@ -209,7 +217,6 @@ Status Encoder::encode(const FrameIn& in, bool force_idr, EncodedFrame& out) {
   out.frame_num = frame_num_;
   out.qp = params_.rc.qp;
   out.stats = FrameStats();
-  out.times = StageTimes();
   // An IDR marks every reference unused (8.2.5.1); then the list holds what the window has.
   const int num_refs = idr ? 0 : std::min(int(dpb_.size()), params_.ref_frames);
   out.stats.num_ref_idx_active = num_refs;
@@ -315,7 +322,6 @@ Status Encoder::encode(const FrameIn& in, bool force_idr, EncodedFrame& out) {
   if (!st.ok()) return Status::error(std::string("reconstruction failed: ") + st.message());
 
   out.times.recon = ms_since(clock);
-  out.times.recon_parts = recon_->last_run_times();
 
   // Stage 3, entropy coding: CAVLC of each slice, in pieces of a macroblock row on all
   // cores (slice_data.h), each slice's NAL units then joined in order.
@@ -358,7 +364,7 @@ Status Encoder::encode(const FrameIn& in, bool force_idr, EncodedFrame& out) {
 void Encoder::recon_i420(std::vector<uint8_t>& out) const {
   // The last reconstruction is the most recent reference (pushed by encode()).
   out.clear();
-  if (dpb_.empty()) return;
+  if (dpb_.empty() || !recon_->finish().ok()) return;
   const Picture& pic = dpb_.front().pic;
   for (int p = 0; p < 3; p++) {
     int w = p ? params_.width / 2 : params_.width, h = p ? params_.height / 2 : params_.height;

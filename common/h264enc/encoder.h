@@ -37,12 +37,15 @@ struct FrameStats {
 
 // Wall-clock milliseconds of the stages of one encode() call.
 struct StageTimes {
+  double wait = 0;       // for the last frame's reconstruction still on its way (finish())
   double analysis = 0;   // intra pruning and motion search (the backend's)
   double decision = 0;   // decide_mb over the frame (CPU), with its preparation
   double decision_prep = 0;  // of which the preparation before the wavefront (the GPU's)
   double recon = 0;      // the reconstructor: residual coding, reconstruction, loop filter,
                          // the new reference's half-pel planes
-  FrameReconstructor::RunTimes recon_parts;  // where the reconstructor measures them
+  // The last frame's reconstruction by part, where the reconstructor measures them (complete
+  // only once this frame starts).
+  FrameReconstructor::RunTimes recon_parts;
   double entropy = 0;    // CAVLC of the slices (CPU, all cores)
   double reference = 0;  // the sliding window's update
 };
@@ -74,7 +77,8 @@ class Encoder {
   void parameter_sets(std::vector<uint8_t>& sps, std::vector<uint8_t>& pps) const;
   int level_idc() const { return sps_.level_idc; }
   // The reconstruction of the last encoded frame (after the loop filter), cropped to
-  // width x height, as I420 (what a decoder outputs for that frame).
+  // width x height, as I420 (what a decoder outputs for that frame); empty if the
+  // reconstructor failed.
   void recon_i420(std::vector<uint8_t>& out) const;
   // Which reconstruction stage runs ("cpu" or the backend's).
   const char* reconstructor_name() const { return recon_ ? recon_->name() : ""; }

@@ -87,14 +87,19 @@ class FrameReconstructor {
   virtual Status decide(const DecideJob& job) = 0;
   // Milliseconds of the last decide() spent preparing before the wavefront (0 if none).
   virtual double last_prepare_ms() const { return 0; }
-  // Milliseconds of the last run() by part, where the implementation measures them (the GPU's,
-  // with events): uploads; inter, intra and loop-filter kernels; the reference planes (half-pel
+  // Milliseconds of the last finished run() by part, where the implementation measures them
+  // (the GPU's, with events): uploads; inter, intra and loop-filter kernels; the reference planes (half-pel
   // planes, chroma copies); downloads.
   struct RunTimes {
     double upload = 0, inter = 0, intra = 0, deblock = 0, planes = 0, download = 0;
   };
   virtual RunTimes last_run_times() const { return {}; }
+  // Codes and reconstructs job's macroblocks: job.mbs are complete on return; job.rec and
+  // job.rec_luma may be written later, until finish() (the GPU's loop filter runs meanwhile),
+  // and must stay where they are until then.
   virtual Status run(const ReconJob& job) = 0;
+  // Completes the last run() (nothing to do for the CPU's).
+  virtual Status finish() { return Status(); }
 };
 
 std::unique_ptr<FrameReconstructor> make_cpu_reconstructor();

@@ -146,6 +146,7 @@ TEST(H264DecidePrep, SatdCachesEqualTheCpu) {
       rj.qp = rj.qpc = 20;
       rj.deblock_params.qp = 20;
       CHECK_OK(core.run(rj, stream.get()));
+      CHECK_OK(core.finish());
       refs.push_back(&ref);
       ids.push_back(ref.id);
     }

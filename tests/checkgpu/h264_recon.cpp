@@ -257,6 +257,8 @@ TEST(H264ReconCore, RandomDecisionsMatchTheCpu) {
     job.rec_luma = &luma_gpu;
     gvc::Status st = gpu->run(job);
     ASSERT_TRUE(st.ok()) << st.message();
+    st = gpu->finish();  // the loop filter and the reconstruction's downloads
+    ASSERT_TRUE(st.ok()) << st.message();
     {
       // The reconstruction's half-pel planes, built on the GPU, equal the CPU's.
       const gvc::h264::LumaRefView a = luma_cpu.view(), b = luma_gpu.view();
@@ -311,6 +313,8 @@ TEST(H264ReconCore, RandomDecisionsMatchTheCpu) {
     nj.rec = &next_gpu_rec;
     nj.mbs = next_gpu.data();
     st = gpu->run(nj);
+    ASSERT_TRUE(st.ok()) << st.message();
+    st = gpu->finish();
     ASSERT_TRUE(st.ok()) << st.message();
     for (int c = 0; c < 3; c++)
       ASSERT_EQ(next_cpu_rec.plane[c], next_gpu_rec.plane[c]) << "round " << round << ": from the kept reference, plane " << c;
