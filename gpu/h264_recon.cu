@@ -3,10 +3,10 @@
 
 #include <algorithm>
 #include <cstring>
-#include <thread>
 
 #include "common/h264enc/deblock.h"
 #include "common/h264enc/recon_mb.h"
+#include "common/util/parallel.h"
 #include "gpu/h264_decide_prep.h"
 #include "gpu/halfpel.h"
 #include "gpu/sync.cuh"
@@ -168,10 +168,7 @@ void copy_from_staging(const uint8_t* staging, const std::vector<StagedCopy>& co
       at += c.bytes;
     }
   };
-  std::vector<std::thread> workers;
-  for (int t = 1; t < threads; t++) workers.emplace_back(share, t);
-  share(0);
-  for (std::thread& w : workers) w.join();
+  parallel_for(threads, share);
 }
 
 Status copy_plane_up(DeviceBuffer& dst, const std::vector<uint8_t>& src, cudaStream_t s) {

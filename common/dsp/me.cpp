@@ -5,10 +5,10 @@
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
-#include <thread>
 #include <vector>
 
 #include "common/dsp/me.h"
+#include "common/util/parallel.h"
 
 namespace gvc {
 namespace {
@@ -238,12 +238,8 @@ class CpuMotionSearch final : public MotionSearch {
         }
       }
     };
-    const int nthreads = std::max(1, std::min<int>(int(std::thread::hardware_concurrency()),
-                                                   out.mb_rows));
-    std::vector<std::thread> workers;
-    for (int t = 1; t < nthreads; t++) workers.emplace_back(search_rows, t, nthreads);
-    search_rows(0, nthreads);
-    for (auto& w : workers) w.join();
+    const int nthreads = std::max(1, std::min<int>(parallel_threads(), out.mb_rows));
+    parallel_for(nthreads, [&](int t) { search_rows(t, nthreads); });
     return {};
   }
 

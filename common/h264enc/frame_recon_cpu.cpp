@@ -7,6 +7,7 @@
 #include "common/h264enc/decide_mb.h"
 #include "common/h264enc/frame_recon.h"
 #include "common/h264enc/recon_mb.h"
+#include "common/util/parallel.h"
 
 namespace gvc::h264 {
 
@@ -16,17 +17,19 @@ class CpuReconstructor final : public FrameReconstructor {
  public:
   const char* name() const override { return "cpu"; }
 
-  // The decisions in a wavefront over rows on all cores: macroblock (x, y) waits for
-  // (x + 1, y - 1) of the row above, which covers every neighbour decide_mb and
-  // finish_mb_syntax read; the result does not depend on the threads.
+  // The decisions in a wavefront over rows on all cores: each thread takes the next row, and
+  // macroblock (x, y) waits for (x + 1, y - 1) of the row above (taken before, so under way),
+  // which covers every neighbour decide_mb and finish_mb_syntax read; the result does not
+  // depend on the threads.
   Status decide(const DecideJob& job) override {
     const MbAnalysis a = frame_analysis(job);
     const int w = job.mb_width, h = job.mb_height;
     std::vector<std::atomic<int>> row_done(static_cast<size_t>(h));
     for (auto& r : row_done) r.store(0, std::memory_order_relaxed);
-    auto decide_rows = [&](int first_row, int step) {
+    std::atomic<int> next_row{0};
+    parallel_for(std::min(parallel_threads(), h), [&](int) {
       MbAnalysis t = a;
-      for (int my = first_row; my < h; my += step) {
+      for (int my; (my = next_row.fetch_add(1)) < h;) {
         for (int mx = 0; mx < w; mx++) {
           const int addr = my * w + mx;
           if (my > 0) {
@@ -43,12 +46,7 @@ class CpuReconstructor final : public FrameReconstructor {
           row_done[size_t(my)].store(mx + 1, std::memory_order_release);
         }
       }
-    };
-    const int nthreads = std::max(1, std::min<int>(int(std::thread::hardware_concurrency()), h));
-    std::vector<std::thread> workers;
-    for (int t = 1; t < nthreads; t++) workers.emplace_back(decide_rows, t, nthreads);
-    decide_rows(0, nthreads);
-    for (auto& worker : workers) worker.join();
+    });
     return Status();
   }
 
@@ -111,46 +109,36 @@ void prepare_intra_cpu(const DecideJob& job, MbIntraPrep* out) {
   std::vector<Macroblock> stand_in(size_t(w) * size_t(h));
   for (size_t i = 0; i < stand_in.size(); i++) make_stand_in(stand_in[i], job.slice_of_mb[i]);
   const MbAnalysis a = frame_analysis(job);
-  std::atomic<int> next{0};
-  auto work = [&] {
+  parallel_for(h, [&](int my) {
     MbAnalysis t = a;
     IntraPrepScratch s;
-    for (int addr; (addr = next.fetch_add(1)) < w * h;) {
+    for (int mx = 0; mx < w; mx++) {
+      const int addr = my * w + mx;
       t.map = MbMap{stand_in.data(), w, h, job.slice_of_mb[addr]};
-      t.mx = addr % w;
-      t.my = addr / w;
+      t.mx = mx;
+      t.my = my;
       t.intra_cand = job.intra_cand ? &job.intra_cand[addr] : nullptr;
       prepare_intra(t, s, out[addr]);
     }
-  };
-  const int nthreads = std::max(1, int(std::thread::hardware_concurrency()));
-  std::vector<std::thread> workers;
-  for (int i = 1; i < nthreads; i++) workers.emplace_back(work);
-  work();
-  for (auto& worker : workers) worker.join();
+  });
 }
 
 void prepare_satd_cpu(const DecideJob& job, MbSatdRef* out) {
   const int w = job.mb_width, h = job.mb_height;
   const MbAnalysis a = frame_analysis(job);
-  std::atomic<int> next{0};
-  auto work = [&] {
+  parallel_for(h, [&](int my) {
     MbAnalysis t = a;
-    for (int addr; (addr = next.fetch_add(1)) < w * h;) {
+    for (int mx = 0; mx < w; mx++) {
+      const int addr = my * w + mx;
       t.map = MbMap{nullptr, w, h, job.slice_of_mb[addr]};
-      t.mx = addr % w;
-      t.my = addr / w;
+      t.mx = mx;
+      t.my = my;
       const SatdSlots slots = satd_slots(t);
       for (int r = 0; r < job.num_refs; r++)
         for (int e = 0; e < MbSatdRef::kEntries; e++)
           fill_satd_entry(t, slots, r, e, out[size_t(addr) * size_t(job.num_refs) + size_t(r)]);
     }
-  };
-  const int nthreads = std::max(1, int(std::thread::hardware_concurrency()));
-  std::vector<std::thread> workers;
-  for (int i = 1; i < nthreads; i++) workers.emplace_back(work);
-  work();
-  for (auto& worker : workers) worker.join();
+  });
 }
 
 std::unique_ptr<FrameReconstructor> make_cpu_reconstructor() { return std::make_unique<CpuReconstructor>(); }

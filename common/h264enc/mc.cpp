@@ -3,10 +3,10 @@
 
 #include <algorithm>
 #include <memory>
-#include <thread>
 #include <vector>
 
 #include "common/h264enc/pixel.h"
+#include "common/util/parallel.h"
 
 namespace gvc::h264 {
 
@@ -19,11 +19,8 @@ inline int tap6(int e, int f, int g, int h, int i, int j) { return e - 5 * f + 2
 // Runs body(y0, y1) over row bands [y0, y1) of [0, rows) on all cores; rows are independent.
 template <typename Body>
 static void parallel_rows(int rows, Body body) {
-  const int n = std::max(1, std::min<int>(int(std::thread::hardware_concurrency()), rows / 16));
-  std::vector<std::thread> workers;
-  for (int t = 1; t < n; t++) workers.emplace_back(body, rows * t / n, rows * (t + 1) / n);
-  body(0, rows / n);
-  for (auto& w : workers) w.join();
+  const int n = std::max(1, std::min<int>(parallel_threads(), rows / 16));
+  parallel_for(n, [&](int t) { body(rows * t / n, rows * (t + 1) / n); });
 }
 
 void LumaRefPlanes::alloc(int width, int height) {

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "common/h264enc/cavlc.h"
+#include "common/util/parallel.h"
 
 namespace gvc::h264 {
 
@@ -68,17 +69,21 @@ void write_slices_data(const Macroblock* mbs, int mb_width, int mb_height, const
     }
   }
 
-  std::atomic<size_t> next{0};
-  auto work = [&] {
-    for (size_t i = next++; i < pieces.size(); i = next++)
-      write_piece(pieces[i], mbs, mb_width, mb_height, p_slice, num_ref_idx_active, 0, pieces[i].bw);
+  auto write = [&](size_t i) {
+    write_piece(pieces[i], mbs, mb_width, mb_height, p_slice, num_ref_idx_active, 0, pieces[i].bw);
   };
-  const int cores = threads > 0 ? threads : std::max(1, int(std::thread::hardware_concurrency()));
-  const int n = std::max(1, std::min<int>(cores, int(pieces.size())));
-  std::vector<std::thread> workers;
-  for (int t = 1; t < n; t++) workers.emplace_back(work);
-  work();
-  for (auto& w : workers) w.join();
+  if (threads > 0) {  // exactly this many threads of their own (tests)
+    std::atomic<size_t> next{0};
+    auto work = [&] {
+      for (size_t i = next++; i < pieces.size(); i = next++) write(i);
+    };
+    std::vector<std::thread> workers;
+    for (int t = 1; t < threads; t++) workers.emplace_back(work);
+    work();
+    for (auto& w : workers) w.join();
+  } else {
+    parallel_for(int(pieces.size()), [&](int i) { write(size_t(i)); });
+  }
 
   for (Piece& pc : pieces) {
     BitWriter& out = *slices[pc.slice].bw;
