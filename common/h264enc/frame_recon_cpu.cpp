@@ -24,8 +24,12 @@ class CpuReconstructor final : public FrameReconstructor {
   Status decide(const DecideJob& job) override {
     const MbAnalysis a = frame_analysis(job);
     const int w = job.mb_width, h = job.mb_height;
-    std::vector<std::atomic<int>> row_done(static_cast<size_t>(h));
-    for (auto& r : row_done) r.store(0, std::memory_order_relaxed);
+    // Each row's count of decided macroblocks on a cache line of its own (its writer updates it
+    // with every macroblock while the next row's thread polls it).
+    struct alignas(64) RowDone {
+      std::atomic<int> v{0};
+    };
+    std::vector<RowDone> row_done(static_cast<size_t>(h));
     std::atomic<int> next_row{0};
     parallel_for(std::min(parallel_threads(), h), [&](int) {
       MbAnalysis t = a;
@@ -34,7 +38,7 @@ class CpuReconstructor final : public FrameReconstructor {
           const int addr = my * w + mx;
           if (my > 0) {
             const int need = std::min(mx + 2, w);
-            while (row_done[size_t(my - 1)].load(std::memory_order_acquire) < need) std::this_thread::yield();
+            while (row_done[size_t(my - 1)].v.load(std::memory_order_acquire) < need) std::this_thread::yield();
           }
           t.map = MbMap{job.mbs, w, h, job.slice_of_mb[addr]};
           t.mx = mx;
@@ -43,7 +47,7 @@ class CpuReconstructor final : public FrameReconstructor {
           t.satd = job.satd && job.num_refs ? &job.satd[size_t(addr) * size_t(job.num_refs)] : nullptr;
           decide_mb(t, job.mbs[addr], job.intra_prep ? &job.intra_prep[addr] : nullptr);
           finish_mb_syntax(t.map, mx, my, job.mbs[addr]);
-          row_done[size_t(my)].store(mx + 1, std::memory_order_release);
+          row_done[size_t(my)].v.store(mx + 1, std::memory_order_release);
         }
       }
     });

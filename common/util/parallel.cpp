@@ -1,6 +1,7 @@
 // parallel.cpp: the kept worker threads of parallel_for and their queue of loops
 #include "common/util/parallel.h"
 
+#include <atomic>
 #include <condition_variable>
 #include <deque>
 #include <mutex>
@@ -11,12 +12,13 @@ namespace gvc {
 
 namespace {
 
-// One parallel_for call; every field is read and written under Pool::mutex_.
+// One parallel_for call. Indices are claimed without the lock; `users` (the threads working
+// on the loop, the caller included) is read and written under Pool::mutex_.
 struct Loop {
   const std::function<void(int)>* fn = nullptr;
   int n = 0;
-  int next = 0;  // the next index to start
-  int done = 0;  // indices returned
+  std::atomic<int> next{0};
+  int users = 0;
 };
 
 class Pool {
@@ -41,44 +43,61 @@ class Pool {
     Loop loop;
     loop.fn = &fn;
     loop.n = n;
-    std::unique_lock<std::mutex> lock(mutex_);
-    loops_.push_back(&loop);
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      loops_.push_back(&loop);
+      loop.users = 1;
+      queued_.fetch_add(1, std::memory_order_release);
+    }
     wake_.notify_all();
-    // The caller takes indices of its own loop only, so that it returns as soon as it is done.
-    while (loop.next < loop.n) run_one(loop, lock);
-    finished_.wait(lock, [&] { return loop.done == loop.n; });
+    claim_all(loop);
+    std::unique_lock<std::mutex> lock(mutex_);
+    unqueue(loop);
+    // Every index is claimed; those of other threads are done once they leave the loop.
+    loop.users--;
+    finished_.wait(lock, [&] { return loop.users == 0; });
   }
 
  private:
-  // Starts the loop's next index and runs it with the lock released; the loop leaves the queue
-  // when its last index starts, so no thread refers to it once every index has returned.
-  void run_one(Loop& loop, std::unique_lock<std::mutex>& lock) {
-    const int i = loop.next++;
-    if (loop.next == loop.n) {
-      for (auto it = loops_.begin(); it != loops_.end(); ++it)
-        if (*it == &loop) {
-          loops_.erase(it);
-          break;
-        }
-    }
-    lock.unlock();
-    (*loop.fn)(i);
-    lock.lock();
-    if (++loop.done == loop.n) finished_.notify_all();
+  static void claim_all(Loop& loop) {
+    for (int i; (i = loop.next.fetch_add(1, std::memory_order_relaxed)) < loop.n;) (*loop.fn)(i);
+  }
+
+  void unqueue(Loop& loop) {
+    for (auto it = loops_.begin(); it != loops_.end(); ++it)
+      if (*it == &loop) {
+        loops_.erase(it);
+        queued_.fetch_sub(1, std::memory_order_relaxed);
+        return;
+      }
   }
 
   void work() {
-    std::unique_lock<std::mutex> lock(mutex_);
     for (;;) {
+      // A short spin before sleeping: a frame's loops come one after another, and waking a
+      // sleeping thread costs more than most of them take.
+      for (int spin = 0; spin < 4000 && queued_.load(std::memory_order_acquire) == 0; spin++)
+        std::this_thread::yield();
+      std::unique_lock<std::mutex> lock(mutex_);
       wake_.wait(lock, [&] { return stop_ || !loops_.empty(); });
       if (stop_) return;
-      run_one(*loops_.front(), lock);
+      Loop& loop = *loops_.front();
+      if (loop.next.load(std::memory_order_relaxed) >= loop.n) {
+        unqueue(loop);  // nothing left to claim; its users finish it
+        continue;
+      }
+      loop.users++;
+      lock.unlock();
+      claim_all(loop);
+      lock.lock();
+      if (--loop.users == 0) finished_.notify_all();
     }
   }
 
   std::mutex mutex_;
   std::condition_variable wake_, finished_;
   std::deque<Loop*> loops_;
+  std::atomic<int> queued_{0};  // loops_.size(), for the spin
   std::vector<std::thread> workers_;
   bool stop_ = false;
 };
