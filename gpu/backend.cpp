@@ -191,6 +191,17 @@ class CudaH264Reconstructor final : public h264::FrameReconstructor {
   double last_prepare_ms() const override { return prepare_ms_; }
   RunTimes last_run_times() const override { return core_.last_run_times(); }
 
+  Status upload_source(const h264::Picture& src, PlaneView out[3]) override {
+    GVC_TRY(state_->enter());
+    return core_.upload_source(src, state_->stream.get(), out);
+  }
+
+  PlaneView reference_luma(const h264::RefPicture& ref) override {
+    PlaneView v;
+    if (state_->enter().ok() && core_.reference_luma(ref.id, ref.pic.width(0), ref.pic.height(0), &v)) return v;
+    return ref.pic.view(0);
+  }
+
   Status finish() override {
     GVC_TRY(state_->enter());
     return core_.finish();

@@ -243,15 +243,33 @@ const H264ReconCore::RefEntry* H264ReconCore::held_entry(uint64_t id) const {
   return nullptr;
 }
 
+Status H264ReconCore::upload_source(const h264::Picture& src, cudaStream_t s, PlaneView out[3]) {
+  for (int p = 0; p < 3; p++) {
+    GVC_TRY(copy_plane_up(src_[p], src.plane[p], s));
+    out[p] = {src_[p].get<uint8_t>(), src.stride[p], src.width(p), src.height(p), MemoryLocation::Device};
+  }
+  return {};
+}
+
+bool H264ReconCore::reference_luma(uint64_t id, int width, int height, PlaneView* out) const {
+  const RefEntry* e = held_entry(id);
+  if (!e) return false;
+  // The G plane of the half-pel set: the picture inside a border of kPad samples.
+  constexpr int pad = h264::LumaRefView::kPad;
+  const int pitch = width + 2 * pad;
+  *out = {e->luma[0].get<uint8_t>() + size_t(pad) * size_t(pitch) + size_t(pad), pitch, width, height,
+          MemoryLocation::Device};
+  return true;
+}
+
 Status H264ReconCore::prepare_decision(const h264::DecideJob& job, cudaStream_t s, const h264::MbIntraPrep** intra,
                                        const h264::MbSatdRef** satd) {
   *intra = nullptr;
   *satd = nullptr;
   const int mb_count = job.mb_width * job.mb_height;
-  src_held_ = nullptr;
   h264::MbAnalysis a = job.analysis;
   for (int p = 0; p < 3; p++) {
-    GVC_TRY(copy_plane_up(src_[p], job.src->plane[p], s));
+    if (!job.src_on_device) GVC_TRY(copy_plane_up(src_[p], job.src->plane[p], s));
     a.src.plane[p] = src_[p].get<uint8_t>();
     a.src.stride[p] = job.src->stride[p];
     a.src.width[p] = job.src->width(p);
@@ -306,7 +324,6 @@ Status H264ReconCore::prepare_decision(const h264::DecideJob& job, cudaStream_t 
     GVC_CUDA_TRY(cudaMemcpyAsync(satd_host_.get(), satd_.get(), satd_bytes, cudaMemcpyDeviceToHost, s));
   }
   GVC_CUDA_TRY(cudaStreamSynchronize(s));
-  src_held_ = job.src;
   *intra = intra_prep_host_.get<h264::MbIntraPrep>();
   if (refs_held) *satd = satd_host_.get<h264::MbSatdRef>();
   return {};
@@ -349,10 +366,8 @@ Status H264ReconCore::run(const h264::ReconJob& job, cudaStream_t s) {
     d.chroma_height = pic.height(1);
   }
 
-  const bool src_held = src_held_ == job.src;
-  src_held_ = nullptr;
   for (int p = 0; p < 3; p++) {
-    if (!src_held) GVC_TRY(copy_plane_up(src_[p], job.src->plane[p], s));
+    if (!job.src_on_device) GVC_TRY(copy_plane_up(src_[p], job.src->plane[p], s));
     GVC_TRY(rec_[p].reserve(job.rec->plane[p].size()));
     f.src[p] = src_[p].get<uint8_t>();
     f.src_stride[p] = job.src->stride[p];

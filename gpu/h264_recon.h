@@ -46,11 +46,17 @@ class H264ReconCore {
   h264::FrameReconstructor::RunTimes last_run_times() const { return times_; }
   ~H264ReconCore();
 
+  // Uploads the source of the frame about to be coded, for every stage: device views of its
+  // planes in `out` (valid until the next call). Jobs that say src_on_device read it.
+  Status upload_source(const h264::Picture& src, cudaStream_t s, PlaneView out[3]);
+  // A device view of the full-pel luma of reference `id` (width x height), if held.
+  bool reference_luma(uint64_t id, int width, int height, PlaneView* out) const;
+
   // What the decision of `job` can take from before its wavefront, computed on the GPU on
   // stream s and waited for: prepare_intra of every macroblock (intra_prep.h) into *intra and,
   // for a P slice whose references the device holds, the SATD caches (satd_cache.h) into *satd
   // (else null). Both point at host memory valid until the next call. The source goes up
-  // here and stays for the run() of the same picture.
+  // here unless job.src_on_device.
   Status prepare_decision(const h264::DecideJob& job, cudaStream_t s, const h264::MbIntraPrep** intra,
                           const h264::MbSatdRef** satd);
 
@@ -77,7 +83,6 @@ class H264ReconCore {
   DeviceBuffer src_[3], rec_[3], mbs_;  // mbs_ also holds prepare_intra's stand-ins
   DeviceBuffer progress_;  // per macroblock row: the intra and loop-filter wavefronts' progress
   DeviceBuffer edges_;     // per macroblock: the loop filter's MbEdges
-  const h264::Picture* src_held_ = nullptr;  // the picture src_ holds, from prepare_intra
   DeviceBuffer slice_of_mb_, intra_cand_, intra_prep_, me_[4], satd_;
   PinnedBuffer intra_prep_host_, satd_host_;
   PinnedBuffer levels_staging_, staging_;  // run()'s downloads: the macroblocks, the rest

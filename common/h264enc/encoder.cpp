@@ -111,7 +111,7 @@ void Encoder::load_source(const FrameIn& in) {
 // with vectors from an earlier pass: the median of the previous frame's final vectors of the
 // co-located left, upper and upper-right neighbours (motion continues from frame to frame),
 // (0, 0) after an IDR. The CPU re-costs the candidates with the exact predictor.
-Status Encoder::motion_search(int num_refs) {
+Status Encoder::motion_search(int num_refs, const PlaneView& src_luma) {
   for (int my = 0; my < mb_height_; my++) {
     for (int mx = 0; mx < mb_width_; mx++) {
       auto prev = [&](int x, int y, int bx, int by, int16_t v[2]) {
@@ -142,7 +142,7 @@ Status Encoder::motion_search(int num_refs) {
   mp.subpel = params_.analyse.subpel ? Subpel::Quarter : Subpel::None;
   mp.predictors = me_pred_.data();
   for (int r = 0; r < num_refs; r++) {
-    Status st = me_->run(src_.view(0), dpb_[size_t(r)].pic.view(0), mp, me_fields_[size_t(r)]);
+    Status st = me_->run(src_luma, recon_->reference_luma(dpb_[size_t(r)]), mp, me_fields_[size_t(r)]);
     if (!st.ok()) return Status::error("motion search failed: " + st.message());
   }
   return Status();
@@ -207,6 +207,12 @@ Status Encoder::encode(const FrameIn& in, bool force_idr, EncodedFrame& out) {
     out.times.wait = ms_since(clock);
   }
   load_source(in);
+  PlaneView src_view[3];
+  {
+    Status st = recon_->upload_source(src_, src_view);
+    if (!st.ok()) return Status::error(std::string("source upload failed: ") + st.message());
+  }
+  const bool src_on_device = src_view[0].loc == MemoryLocation::Device;
   bool idr = force_idr || idr_due();
   if (idr) {
     frame_num_ = 0;
@@ -223,11 +229,11 @@ Status Encoder::encode(const FrameIn& in, bool force_idr, EncodedFrame& out) {
   if (prune_) {
     // Candidates from the edge-extended source, so every macroblock is covered.
     IntraCandidateField field{intra_cand_.data(), mb_width_, mb_height_, MemoryLocation::Host};
-    Status st = prune_->run(src_.view(0), src_.view(1), src_.view(2), params_.analyse.intra_prune, field);
+    Status st = prune_->run(src_view[0], src_view[1], src_view[2], params_.analyse.intra_prune, field);
     if (!st.ok()) return Status::error("intra pruning failed: " + st.message());
   }
   if (num_refs) {
-    Status st = motion_search(num_refs);
+    Status st = motion_search(num_refs, src_view[0]);
     if (!st.ok()) return st;
   }
 
@@ -277,6 +283,7 @@ Status Encoder::encode(const FrameIn& in, bool force_idr, EncodedFrame& out) {
   dj.analysis.lambda = lambda_for_qp(dj.analysis.qp);
   dj.analysis.max_mv_y = 4 * (sps_.level_idc <= 10 ? 64 : sps_.level_idc <= 20 ? 128 : sps_.level_idc <= 30 ? 256 : 512);
   dj.src = &src_;
+  dj.src_on_device = src_on_device;
   dj.refs = refs;
   dj.ref_ids = ref_ids;
   dj.num_refs = num_refs;
@@ -301,6 +308,7 @@ Status Encoder::encode(const FrameIn& in, bool force_idr, EncodedFrame& out) {
   // backend's reconstructor (the GPU on a CUDA backend).
   ReconJob job;
   job.src = &src_;
+  job.src_on_device = src_on_device;
   job.rec = &rec_;
   job.refs = refs;
   job.ref_ids = ref_ids;

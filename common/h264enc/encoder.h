@@ -87,7 +87,7 @@ class Encoder {
 
  private:
   void load_source(const FrameIn& in);
-  Status motion_search(int num_refs);
+  Status motion_search(int num_refs, const PlaneView& src_luma);
   void count_stats(FrameStats& stats) const;
   DecideFlags decide_flags() const;
 

@@ -26,6 +26,7 @@ constexpr size_t kDecisionBytes = offsetof(Macroblock, total_coeff_luma);
 
 struct ReconJob {
   const Picture* src = nullptr;  // the source, edge-extended to whole macroblocks
+  bool src_on_device = false;    // src went up with FrameReconstructor::upload_source
   Picture* rec = nullptr;        // out: the reconstruction after the loop filter (if enabled)
   // RefPicList0: num_refs pictures. Each has an id that stays with its samples as long as it
   // is a reference, so an implementation may keep its own copy of them (the GPU's DPB).
@@ -51,6 +52,7 @@ struct DecideJob {
   // set by the implementation from the fields below.
   MbAnalysis analysis;
   const Picture* src = nullptr;
+  bool src_on_device = false;  // src went up with FrameReconstructor::upload_source
   const RefPicture* const* refs = nullptr;  // RefPicList0, as ReconJob
   const uint64_t* ref_ids = nullptr;
   int num_refs = 0;
@@ -83,6 +85,16 @@ class FrameReconstructor {
  public:
   virtual ~FrameReconstructor() = default;
   virtual const char* name() const = 0;
+  // Views of the source planes of the frame about to be coded, for every stage to read (the
+  // analysis included): an implementation on a device uploads them now, once, and returns
+  // device views (the frame's jobs then say src_on_device); the CPU's returns the host planes.
+  virtual Status upload_source(const Picture& src, PlaneView out[3]) {
+    for (int p = 0; p < 3; p++) out[p] = src.view(p);
+    return Status();
+  }
+  // The luma of reference `ref` for the motion search: a device copy the implementation
+  // keeps, else the host plane.
+  virtual PlaneView reference_luma(const RefPicture& ref) { return ref.pic.view(0); }
   // Decides every macroblock (decide_mb.h: decide_mb, then finish_mb_syntax) into job.mbs.
   virtual Status decide(const DecideJob& job) = 0;
   // Milliseconds of the last decide() spent preparing before the wavefront (0 if none).
