@@ -90,8 +90,7 @@ class CudaMotionSearch final : public MotionSearch {
     }
     GVC_TRY(core_.search(dcur, dref, p.range, p.lambda, p.subpel, dpred, dout, s));
     if (out.loc == MemoryLocation::Host)
-      GVC_CUDA_TRY(cudaMemcpyAsync(out.data, dout, nmb * sizeof(MbPartitions),
-                                   cudaMemcpyDeviceToHost, s));
+      return cuda::download_staged(out_staging_, out.data, dout, nmb * sizeof(MbPartitions), s);
     return state_->stream.synchronize("motion search");
   }
 
@@ -130,6 +129,7 @@ class CudaMotionSearch final : public MotionSearch {
   std::shared_ptr<CudaState> state_;
   cuda::MeCore core_;
   cuda::DeviceBuffer cur_buf_, ref_buf_, pred_buf_, out_buf_, blk_buf_;
+  cuda::PinnedBuffer out_staging_;
 };
 
 class CudaIntraPrune final : public IntraPrune {

@@ -1,7 +1,12 @@
 // device.cpp: CUDA error checking, device buffers, streams and the current-context rule
 #include "gpu/device.h"
 
+#include <algorithm>
+#include <cstring>
+
 #include <cstdio>
+
+#include "common/util/parallel.h"
 
 namespace gvc {
 namespace cuda {
@@ -61,6 +66,28 @@ Status PinnedBuffer::reserve(size_t bytes) {
   GVC_CUDA_TRY(cudaMallocHost(&p, bytes ? bytes : 1));
   ptr_ = p;
   bytes_ = bytes;
+  return {};
+}
+
+void copy_host_parallel(void* dst, const void* src, size_t bytes) {
+  const int n = int(std::min<size_t>(8, std::max<size_t>(1, bytes >> 20)));
+  parallel_for(n, [&](int t) {
+    const size_t lo = bytes * size_t(t) / size_t(n), hi = bytes * size_t(t + 1) / size_t(n);
+    std::memcpy(static_cast<uint8_t*>(dst) + lo, static_cast<const uint8_t*>(src) + lo, hi - lo);
+  });
+}
+
+Status download_staged(PinnedBuffer& staging, void* dst, const void* src, size_t bytes, cudaStream_t s) {
+  GVC_TRY(staging.reserve(bytes));
+  GVC_CUDA_TRY(cudaMemcpyAsync(staging.get(), src, bytes, cudaMemcpyDeviceToHost, s));
+  GVC_CUDA_TRY(cudaStreamSynchronize(s));
+  copy_host_parallel(dst, staging.get(), bytes);
+  return {};
+}
+
+Status upload_staged(PinnedBuffer& staging, size_t offset, void* dst, const void* src, size_t bytes, cudaStream_t s) {
+  copy_host_parallel(staging.get<uint8_t>() + offset, src, bytes);
+  GVC_CUDA_TRY(cudaMemcpyAsync(dst, staging.get<uint8_t>() + offset, bytes, cudaMemcpyHostToDevice, s));
   return {};
 }
 

@@ -87,6 +87,19 @@ class PinnedBuffer {
   size_t bytes_ = 0;
 };
 
+// Copies host memory on the kept threads (parallel_for), each a share: pageable memory to or
+// from pinned staging at memory speed.
+void copy_host_parallel(void* dst, const void* src, size_t bytes);
+
+// `bytes` from device `src` to pageable host `dst` through `staging` (grown as needed), on
+// stream s, waited for. Pageable destinations make a copy slow and synchronous.
+Status download_staged(PinnedBuffer& staging, void* dst, const void* src, size_t bytes, cudaStream_t s);
+
+// `bytes` from pageable host `src` to device `dst` through `staging` at `offset`, queued on
+// stream s: that part of staging must not be written again until s has passed the copy.
+// staging must hold offset + bytes (PinnedBuffer::reserve before the first of a group).
+Status upload_staged(PinnedBuffer& staging, size_t offset, void* dst, const void* src, size_t bytes, cudaStream_t s);
+
 // A non-blocking stream owned by one backend instance.
 class Stream {
  public:

@@ -301,6 +301,8 @@ Status H264ReconCore::prepare_decision(const h264::DecideJob& job, cudaStream_t 
   // The SATD caches, from the references the device holds (all of them, normally: each
   // reconstruction is kept) and the ME core's results.
   bool refs_held = job.num_refs > 0 && job.num_refs <= 4 && job.ref_ids && job.me;
+  const size_t me_bytes = size_t(mb_count) * sizeof(MbPartitions);
+  if (refs_held) GVC_TRY(me_staging_.reserve(me_bytes * size_t(job.num_refs)));
   for (int r = 0; refs_held && r < job.num_refs; r++) {
     const RefEntry* e = held_entry(job.ref_ids[r]);
     if (!e) {
@@ -311,9 +313,8 @@ Status H264ReconCore::prepare_decision(const h264::DecideJob& job, cudaStream_t 
     for (int p = 0; p < 4; p++) a.refs[r].plane[p] = e->luma[p].get<uint8_t>();
     a.refs[r].w = hv.w;
     a.refs[r].h = hv.h;
-    const size_t me_bytes = size_t(mb_count) * sizeof(MbPartitions);
     GVC_TRY(me_[r].reserve(me_bytes));
-    GVC_CUDA_TRY(cudaMemcpyAsync(me_[r].get(), job.me[r].data, me_bytes, cudaMemcpyHostToDevice, s));
+    GVC_TRY(upload_staged(me_staging_, me_bytes * size_t(r), me_[r].get(), job.me[r].data, me_bytes, s));
     a.me[r] = me_[r].get<MbPartitions>();
   }
   const size_t satd_bytes = size_t(mb_count) * size_t(job.num_refs) * sizeof(h264::MbSatdRef);
@@ -383,8 +384,10 @@ Status H264ReconCore::run(const h264::ReconJob& job, cudaStream_t s) {
   const size_t decision_bytes = size_t(mb_count) * h264::kDecisionBytes;
   GVC_TRY(decisions_host_.reserve(decision_bytes));
   GVC_TRY(decisions_.reserve(decision_bytes));
-  for (int i = 0; i < mb_count; i++)
-    std::memcpy(decisions_host_.get<uint8_t>() + size_t(i) * h264::kDecisionBytes, &job.mbs[i], h264::kDecisionBytes);
+  parallel_for(8, [&](int t) {
+    for (int i = mb_count * t / 8; i < mb_count * (t + 1) / 8; i++)
+      std::memcpy(decisions_host_.get<uint8_t>() + size_t(i) * h264::kDecisionBytes, &job.mbs[i], h264::kDecisionBytes);
+  });
   GVC_CUDA_TRY(cudaMemcpyAsync(decisions_.get(), decisions_host_.get(), decision_bytes, cudaMemcpyHostToDevice, s));
   const int words = mb_count * int(h264::kDecisionBytes / 4);
   spread_decisions<<<(words + 255) / 256, 256, 0, s>>>(decisions_.get<uint32_t>(), mbs_.get<Macroblock>(), mb_count);
