@@ -2,9 +2,9 @@
 #include "gpu/device.h"
 
 #include <algorithm>
-#include <cstring>
-
+#include <cstdint>
 #include <cstdio>
+#include <cstring>
 
 #include "common/util/parallel.h"
 
