@@ -331,6 +331,8 @@ Status H264ReconCore::prepare_decision(const h264::DecideJob& job, cudaStream_t 
 }
 
 H264ReconCore::~H264ReconCore() {
+  // Downloads still under way write into staging_, which is freed next.
+  if (!pending_.empty()) cudaEventSynchronize(marks_[7]);
   for (cudaEvent_t& e : marks_)
     if (e) cudaEventDestroy(e);
 }
@@ -441,9 +443,10 @@ Status H264ReconCore::run(const h264::ReconJob& job, cudaStream_t s) {
   GVC_CUDA_TRY(cudaEventRecord(marks_[5], s));
   if (job.rec_luma) GVC_TRY(keep_reconstruction(job, s));
   GVC_CUDA_TRY(cudaEventRecord(marks_[6], s));
+  std::vector<StagedCopy> copies;
   size_t staged = 0;
   auto stage = [&](void* dst, const void* src, size_t bytes) {
-    pending_.push_back({dst, src, bytes, staged});
+    copies.push_back({dst, src, bytes, staged});
     staged += (bytes + 255) / 256 * 256;
   };
   for (int p = 0; p < 3; p++) stage(job.rec->plane[p].data(), rec_[p].get(), job.rec->plane[p].size());
@@ -454,9 +457,10 @@ Status H264ReconCore::run(const h264::ReconJob& job, cudaStream_t s) {
     for (int p = 0; p < 4; p++) stage(job.rec_luma->data(p), e->luma[p].get(), size_t(v.w) * size_t(v.h));
   }
   GVC_TRY(staging_.reserve(staged));
-  for (const StagedCopy& c : pending_)
+  for (const StagedCopy& c : copies)
     GVC_CUDA_TRY(cudaMemcpyAsync(staging_.get<uint8_t>() + c.offset, c.src, c.bytes, cudaMemcpyDeviceToHost, s));
   GVC_CUDA_TRY(cudaEventRecord(marks_[7], s));
+  pending_ = std::move(copies);  // only once every copy is under way
   GVC_CUDA_TRY(cudaEventSynchronize(marks_[4]));
   copy_from_staging(levels_staging_.get<uint8_t>(), {{job.mbs, mbs_.get(), mb_bytes, 0}});
   return {};

@@ -13,10 +13,10 @@
 #include "common/h264enc/analyse.h"
 #include "common/h264enc/deblock.h"
 #include "common/h264enc/intra_prep.h"
-#include "common/h264enc/satd_cache.h"
 #include "common/h264enc/macroblock.h"
 #include "common/h264enc/mc.h"
 #include "common/h264enc/picture.h"
+#include "common/h264enc/satd_cache.h"
 #include "common/util/status.h"
 
 namespace gvc::h264 {
@@ -100,8 +100,8 @@ class FrameReconstructor {
   // Milliseconds of the last decide() spent preparing before the wavefront (0 if none).
   virtual double last_prepare_ms() const { return 0; }
   // Milliseconds of the last finished run() by part, where the implementation measures them
-  // (the GPU's, with events): uploads; inter, intra and loop-filter kernels; the reference planes (half-pel
-  // planes, chroma copies); downloads.
+  // (the GPU's, with events): uploads; inter, intra and loop-filter kernels; the reference
+  // planes (half-pel planes, chroma copies); downloads.
   struct RunTimes {
     double upload = 0, inter = 0, intra = 0, deblock = 0, planes = 0, download = 0;
   };
