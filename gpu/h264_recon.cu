@@ -244,8 +244,16 @@ const H264ReconCore::RefEntry* H264ReconCore::held_entry(uint64_t id) const {
 }
 
 Status H264ReconCore::upload_source(const h264::Picture& src, cudaStream_t s, PlaneView out[3]) {
+  // Through pinned memory (the last frame's copies out of it are done: the stream is idle
+  // between frames).
+  size_t total = 0;
+  for (int p = 0; p < 3; p++) total += src.plane[p].size();
+  GVC_TRY(src_staging_.reserve(total));
+  size_t offset = 0;
   for (int p = 0; p < 3; p++) {
-    GVC_TRY(copy_plane_up(src_[p], src.plane[p], s));
+    GVC_TRY(src_[p].reserve(src.plane[p].size()));
+    GVC_TRY(upload_staged(src_staging_, offset, src_[p].get(), src.plane[p].data(), src.plane[p].size(), s));
+    offset += src.plane[p].size();
     out[p] = {src_[p].get<uint8_t>(), src.stride[p], src.width(p), src.height(p), MemoryLocation::Device};
   }
   return {};

@@ -84,7 +84,7 @@ class H264ReconCore {
   DeviceBuffer progress_;  // per macroblock row: the intra and loop-filter wavefronts' progress
   DeviceBuffer edges_;     // per macroblock: the loop filter's MbEdges
   DeviceBuffer slice_of_mb_, intra_cand_, intra_prep_, me_[4], satd_;
-  PinnedBuffer intra_prep_host_, satd_host_, me_staging_;
+  PinnedBuffer intra_prep_host_, satd_host_, me_staging_, src_staging_;
   PinnedBuffer levels_staging_, staging_;  // run()'s downloads: the macroblocks, the rest
   std::vector<StagedCopy> pending_;         // what finish() copies out of staging_
   // run(): start, uploads, inter, intra, macroblocks down, loop filter, reference planes,

@@ -11,6 +11,7 @@
 #include "common/h264enc/analyse.h"
 #include "common/h264enc/slice_data.h"
 #include "common/h264enc/tables.h"
+#include "common/util/parallel.h"
 
 namespace gvc::h264 {
 
@@ -87,17 +88,21 @@ Status Encoder::init(const EncoderParams& p, Backend* backend) {
   return Status();
 }
 
-// Copies the input, repeating the last column and row out to whole macroblocks.
+// Copies the input, repeating the last column and row out to whole macroblocks, in bands of
+// rows on the kept threads.
 void Encoder::load_source(const FrameIn& in) {
-  for (int p = 0; p < 3; p++) {
-    int w = p ? params_.width / 2 : params_.width, h = p ? params_.height / 2 : params_.height;
-    for (int y = 0; y < src_.height(p); y++) {
+  const int bands = 8;
+  parallel_for(3 * bands, [&](int t) {
+    const int p = t / bands, band = t % bands;
+    const int w = p ? params_.width / 2 : params_.width, h = p ? params_.height / 2 : params_.height;
+    const int rows = src_.height(p);
+    for (int y = rows * band / bands; y < rows * (band + 1) / bands; y++) {
       const uint8_t* s = in.plane[p] + size_t(y < h ? y : h - 1) * in.stride[p];
       uint8_t* d = src_.at(p, 0, y);
       std::memcpy(d, s, size_t(w));
       for (int x = w; x < src_.width(p); x++) d[x] = s[w - 1];
     }
-  }
+  });
 }
 
 // The analysis stage (DESIGN.md section 5, seeds 000/002/003): the ME core searches every
