@@ -16,6 +16,15 @@ namespace {
 using gvc::h264::MbIntraPrep;
 using gvc::h264::Picture;
 
+// A mbw x mbh-macroblock picture cut from the painting at (ox, oy), chroma from other parts.
+void fill_from(const Plane& e, int mbw, int mbh, int ox, int oy, Picture& p) {
+  p.alloc(mbw, mbh);
+  for (int c = 0; c < 3; c++)
+    for (int y = 0; y < p.height(c); y++)
+      for (int x = 0; x < p.width(c); x++)
+        *p.at(c, x, y) = e.pix[size_t(oy + y + 300 * c) * e.stride + size_t(ox + x + 500 * c)];
+}
+
 // The intra search: real content at sizes up to 1080p, I and P slices (the P-slice surcharges), one to three
 // slices (neighbours across a slice edge are not available), every mode or random candidate
 // sets (Intra_4x4_DC and Intra_16x16_DC always among them, as the pruning keeps them), QPs
@@ -33,12 +42,8 @@ TEST(H264DecidePrep, IntraSearchEqualsTheCpu) {
   for (int round = 0; round < 8; round++) {
     const int mbw = sizes[round % 4][0], mbh = sizes[round % 4][1], n = mbw * mbh;
     Picture src;
-    src.alloc(mbw, mbh);
     const int ox = int(rng() % 1500), oy = int(rng() % 900);
-    for (int c = 0; c < 3; c++)
-      for (int y = 0; y < src.height(c); y++)
-        for (int x = 0; x < src.width(c); x++)
-          *src.at(c, x, y) = e.pix[size_t(oy + y + 300 * c) * e.stride + size_t(ox + x + 500 * c)];
+    fill_from(e, mbw, mbh, ox, oy, src);
     const int slices = 1 + round % 3;
     std::vector<uint16_t> slice_of_mb(static_cast<size_t>(n));
     for (int i = 0; i < n; i++) slice_of_mb[size_t(i)] = uint16_t(int64_t(i) * slices / n);
@@ -114,13 +119,6 @@ TEST(H264DecidePrep, SatdCachesEqualTheCpu) {
   for (int round = 0; round < 6; round++) {
     const int mbw = sizes[round % 4][0], mbh = sizes[round % 4][1], n = mbw * mbh;
     const int num_refs = 1 + round % 3;
-    auto fill = [&](Picture& p, int ox, int oy) {
-      p.alloc(mbw, mbh);
-      for (int c = 0; c < 3; c++)
-        for (int y = 0; y < p.height(c); y++)
-          for (int x = 0; x < p.width(c); x++)
-            *p.at(c, x, y) = e.pix[size_t(oy + y + 300 * c) * e.stride + size_t(ox + x + 500 * c)];
-    };
     const int ox = int(rng() % 1500), oy = int(rng() % 900);
     std::vector<uint16_t> slice_of_mb(static_cast<size_t>(n), 0);
     // The references: reconstructions of Intra_16x16 DC frames, which the core keeps by id.
@@ -129,7 +127,7 @@ TEST(H264DecidePrep, SatdCachesEqualTheCpu) {
     std::vector<uint64_t> ids;
     for (int r = 0; r < num_refs; r++) {
       Picture ref_src;
-      fill(ref_src, ox + 3 * r + 1, oy + 2 * r + 1);
+      fill_from(e, mbw, mbh, ox + 3 * r + 1, oy + 2 * r + 1, ref_src);
       std::vector<gvc::h264::Macroblock> mbs(static_cast<size_t>(n));
       for (auto& m : mbs) m.i16_mode = 2;
       gvc::h264::RefPicture& ref = dpb[size_t(r)];
@@ -151,7 +149,7 @@ TEST(H264DecidePrep, SatdCachesEqualTheCpu) {
       ids.push_back(ref.id);
     }
     Picture src;
-    fill(src, ox, oy);
+    fill_from(e, mbw, mbh, ox, oy, src);
     std::vector<std::vector<gvc::MbPartitions>> me(static_cast<size_t>(num_refs),
                                                    std::vector<gvc::MbPartitions>(static_cast<size_t>(n)));
     std::vector<gvc::MbPartitionField> fields;
