@@ -46,8 +46,9 @@ struct PartResult {
 
 class PartitionSearch {
  public:
-  GVC_HD PartitionSearch(const MbAnalysis& a, const MbPixels& px) : a_(a), px_(px) {
-    if (a.satd) slots_ = satd_slots(a);
+  // `sel`: the macroblock's pre-selection, or null without one.
+  GVC_HD PartitionSearch(const MbAnalysis& a, const MbPixels& px, const Preselection* sel) : a_(a), px_(px) {
+    if (a.satd) slots_ = satd_slots(sel);
   }
 
   // Searches the partition at (x, y), w x h (4x4 units) over references [ref_lo, ref_hi]
@@ -197,13 +198,14 @@ GVC_HD InterChoice choose_p8x8(const PartitionSearch& ps, int lambda, int num_re
 GVC_HD void choose_inter(const MbAnalysis& a, const MbPixels& px, InterChoice& out) {
   using namespace analyse_inter_detail;
   const DecideFlags& p = a.flags;
-  PartitionSearch ps(a, px);
+  Preselection sel;
+  if (p.preselect) sel = preselect(a);
+  PartitionSearch ps(a, px, p.preselect ? &sel : nullptr);
   out = choose_mb_partitions(ps, MbType::PL0_16x16, a.lambda, a.num_refs);
   auto consider = [&](const InterChoice& c) {
     if (c.cost < out.cost) out = c;
   };
   if (p.preselect) {
-    const Preselection sel = preselect(a);
     if (sel.try16x8) consider(choose_mb_partitions(ps, MbType::PL0_16x8, a.lambda, a.num_refs));
     if (sel.try8x16) consider(choose_mb_partitions(ps, MbType::PL0_8x16, a.lambda, a.num_refs));
     if (sel.try8x8) consider(choose_p8x8(ps, a.lambda, a.num_refs, p.sub8x8, sel.sub));

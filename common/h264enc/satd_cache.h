@@ -39,9 +39,9 @@ struct SatdSlots {
   int8_t small_part[MbSatdRef::kSmall];
 };
 
-// The slots of macroblock (a.mx, a.my): the partitions choose_inter costs with the
-// pre-selection (without it, only P_L0_16x16's).
-GVC_HD SatdSlots satd_slots(const MbAnalysis& a) {
+// The slots of a macroblock whose pre-selection is `sel`: the partitions choose_inter costs
+// (without a pre-selection, null, only P_L0_16x16's).
+GVC_HD SatdSlots satd_slots(const Preselection* sel) {
   SatdSlots s;
   for (int i = 0; i < kNumPartitions; i++) s.big_of[i] = s.small_of[i] = -1;
   for (auto& p : s.big_part) p = -1;
@@ -56,13 +56,12 @@ GVC_HD SatdSlots satd_slots(const MbAnalysis& a) {
     s.small_part[nsmall++] = int8_t(idx);
   };
   big(kPart16x16);
-  if (!a.flags.preselect) return s;
-  const Preselection sel = preselect(a);
-  if (sel.try16x8) big(kPart16x8), big(kPart16x8 + 1);
-  if (sel.try8x16) big(kPart8x16), big(kPart8x16 + 1);
-  if (sel.try8x8) {
+  if (!sel) return s;
+  if (sel->try16x8) big(kPart16x8), big(kPart16x8 + 1);
+  if (sel->try8x16) big(kPart8x16), big(kPart8x16 + 1);
+  if (sel->try8x8) {
     for (int q = 0; q < 4; q++) {
-      switch (sel.sub[q]) {
+      switch (sel->sub[q]) {
         case kSubP8x4: small(kPart8x4 + 2 * q), small(kPart8x4 + 2 * q + 1); break;
         case kSubP4x8: small(kPart4x8 + 2 * q), small(kPart4x8 + 2 * q + 1); break;
         case kSubP4x4:
@@ -73,6 +72,13 @@ GVC_HD SatdSlots satd_slots(const MbAnalysis& a) {
     }
   }
   return s;
+}
+
+// The slots of macroblock (a.mx, a.my).
+GVC_HD SatdSlots satd_slots(const MbAnalysis& a) {
+  if (!a.flags.preselect) return satd_slots(nullptr);
+  const Preselection sel = preselect(a);
+  return satd_slots(&sel);
 }
 
 // Entry e (0 .. kEntries - 1) of a macroblock's cache for reference r: its partition and
