@@ -178,11 +178,9 @@ Status H264ReconCore::upload_ref(const h264::RefPicture& ref, uint64_t id, RefEn
 }
 
 H264ReconCore::RefEntry* H264ReconCore::entry_for(uint64_t id, const h264::ReconJob& job, bool* held) {
-  for (RefEntry& c : refs_) {
-    if (c.id == id && id != 0) {
-      *held = true;
-      return &c;
-    }
+  if (RefEntry* e = held_entry(id)) {
+    *held = true;
+    return e;
   }
   *held = false;
   RefEntry* e = nullptr;
@@ -223,8 +221,8 @@ Status H264ReconCore::keep_reconstruction(const h264::ReconJob& job, cudaStream_
   return {};
 }
 
-const H264ReconCore::RefEntry* H264ReconCore::held_entry(uint64_t id) const {
-  for (const RefEntry& c : refs_)
+H264ReconCore::RefEntry* H264ReconCore::held_entry(uint64_t id) {
+  for (RefEntry& c : refs_)
     if (c.id == id && id != 0) return &c;
   return nullptr;
 }
@@ -245,7 +243,7 @@ Status H264ReconCore::upload_source(const h264::Picture& src, cudaStream_t s, Pl
   return {};
 }
 
-bool H264ReconCore::reference_luma(uint64_t id, int width, int height, PlaneView* out) const {
+bool H264ReconCore::reference_luma(uint64_t id, int width, int height, PlaneView* out) {
   const RefEntry* e = held_entry(id);
   if (!e) return false;
   // The G plane of the half-pel set: the picture inside a border of kPad samples.

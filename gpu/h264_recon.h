@@ -50,7 +50,7 @@ class H264ReconCore {
   // planes in `out` (valid until the next call). Jobs that say src_on_device read it.
   Status upload_source(const h264::Picture& src, cudaStream_t s, PlaneView out[3]);
   // A device view of the full-pel luma of reference `id` (width x height), if held.
-  bool reference_luma(uint64_t id, int width, int height, PlaneView* out) const;
+  bool reference_luma(uint64_t id, int width, int height, PlaneView* out);
 
   // What the decision of `job` can take from before its wavefront, computed on the GPU on
   // stream s and waited for: prepare_intra of every macroblock (intra_prep.h) into *intra and,
@@ -76,7 +76,7 @@ class H264ReconCore {
   // it).
   Status keep_reconstruction(const h264::ReconJob& job, cudaStream_t s);
   // The entry holding picture `id`, or null.
-  const RefEntry* held_entry(uint64_t id) const;
+  RefEntry* held_entry(uint64_t id);
 
   std::vector<RefEntry> refs_ = std::vector<RefEntry>(5);
   uint64_t uses_ = 0;
