@@ -146,12 +146,6 @@ void CabacEngine::init(const uint8_t* data, size_t size, size_t pos) {
   refill();
 }
 
-uint32_t CabacEngine::decode_bypass_bits(int n) {
-  uint32_t v = 0;
-  for (int i = 0; i < n; ++i) v = (v << 1) | decode_bypass();
-  return v;
-}
-
 int CabacEngine::decode_terminate() {
   refill();
   range_ -= 2;

@@ -99,7 +99,11 @@ class CabacEngine {
     return 0;
   }
   int decode_terminate();               // 9.3.4.3.5
-  uint32_t decode_bypass_bits(int n);   // n bypass bins, first bin most significant
+  uint32_t decode_bypass_bits(int n) {  // n (0..32) bypass bins, first bin most significant
+    uint32_t v = 0;
+    for (; n > 16; n -= 16) v = (v << 16) | decode_bypass_bits_16(16);
+    return (v << n) | decode_bypass_bits_16(n);
+  }
   // After a terminating bin equal to 1: the byte where the following byte-aligned data begins.
   // The 9-bit engine has then read every bit of the encoder's flush (9.3.4.3.5), whose last bit
   // is alignment_bit_equal_to_one; only alignment zero bits remain before the byte boundary.
@@ -109,6 +113,18 @@ class CabacEngine {
  private:
   // The position of the spec's 9-bit engine: bits read so far.
   size_t bitpos() const { return pos_ * 8 - size_t(bits_); }
+  uint32_t decode_bypass_bits_16(int n) {  // n <= 16: one refill serves them all
+    refill();
+    uint32_t v = 0;
+    for (int i = 0; i < n; ++i) {
+      --bits_;
+      const uint64_t scaled = uint64_t(range_) << bits_;
+      const uint32_t bin = value_ >= scaled;
+      value_ -= scaled & (0 - uint64_t(bin));
+      v = (v << 1) | bin;
+    }
+    return v;
+  }
   // At least 16 bits behind ivlOffset (a decision shifts 6 at most, a bypass 1).
   void refill() {
     if (bits_ >= 16) return;

@@ -16,7 +16,8 @@ struct ResidualParams {
   bool sign_data_hiding = false;        // pps sign_data_hiding_enabled_flag
 };
 
-// Parses one residual_coding() and writes (1 << log2)^2 levels to `coeffs` (x fastest).
+// Parses one residual_coding() into the (1 << log2)^2 levels at `coeffs` (x fastest), which
+// must be zero on entry: only the nonzero levels are written.
 void residual_coding(SyntaxReader& rd, const ResidualParams& p, int16_t* coeffs,
                      bool* transform_skip_flag);
 

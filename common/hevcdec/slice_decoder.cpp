@@ -106,8 +106,6 @@ class SliceDecoder {
   bool left_edge_filtered_ = true, top_edge_filtered_ = true;
   bool deblock_cu_ = true;
 
-  int16_t coeffs_[32 * 32];
-
   // inter prediction state of the slice
   MvEnv mv_env_;
   uint8_t ref_map_[32] = {};     // [X * 16 + refIdxLX]: index in PictureRecon::refs
@@ -794,8 +792,11 @@ void SliceDecoder::reconstruct_block(int x0, int y0, int log2_size, int c_idx, b
     if (intra_mode >= 6 && intra_mode <= 14) rp.scan_idx = 2;
     else if (intra_mode >= 22 && intra_mode <= 30) rp.scan_idx = 1;
   }
+  // the levels go straight into the recording, zeroed by the resize
+  const size_t coeff_offset = recon_->levels.size();
+  recon_->levels.resize(coeff_offset + (size_t(1) << (2 * log2_size)));
   bool transform_skip = false;
-  residual_coding(rd_, rp, coeffs_, &transform_skip);
+  residual_coding(rd_, rp, recon_->levels.data() + coeff_offset, &transform_skip);
 
   HevcTu tu;
   tu.x = x0;
@@ -819,8 +820,7 @@ void SliceDecoder::reconstruct_block(int x0, int y0, int log2_size, int c_idx, b
     const int matrix_id = c_idx + (pred_mode_ == MODE_INTRA ? 0 : 3);
     tu.scaling = pp_.scaling_factor[log2_size - 2][matrix_id].data();
   }
-  tu.coeff_offset = uint32_t(recon_->levels.size());
-  recon_->levels.insert(recon_->levels.end(), coeffs_, coeffs_ + (1 << (2 * log2_size)));
+  tu.coeff_offset = uint32_t(coeff_offset);
   if (pred_mode_ == MODE_INTRA) {
     // the intra block recorded just before (transform_unit predicts, then reconstructs)
     recon_->intra.back().tu = int32_t(recon_->intra_tus.size());

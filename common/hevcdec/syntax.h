@@ -64,7 +64,8 @@ struct SyntaxReader {
   int coeff_abs_level_greater1_flag(int ctx_inc) { return decision(kCtxCoeffAbsLevelGreater1Flag + ctx_inc); }
   int coeff_abs_level_greater2_flag(int ctx_inc) { return decision(kCtxCoeffAbsLevelGreater2Flag + ctx_inc); }
   int coeff_abs_level_remaining(int c_rice_param);
-  int coeff_sign_flag() { return eng.decode_bypass(); }
+  // n coeff_sign_flag bins in one read, the first in the most significant bit
+  uint32_t coeff_sign_flags(int n) { return eng.decode_bypass_bits(n); }
 };
 
 }  // namespace gvc::hevc
