@@ -21,21 +21,35 @@ Status check(cudaError_t e, const char* what) {
   return Status::error(msg);
 }
 
-bool context_is_current() {
+namespace {
+// A driver API function by name (CUDA 12 entry points; null where the driver lacks it): the
+// runtime's headers give no CUcontext calls, and the project links the runtime only.
+void* driver_entry(const char* name) {
+  void* p = nullptr;
+  cudaDriverEntryPointQueryResult q = cudaDriverEntryPointSymbolNotFound;
+  if (cudaGetDriverEntryPointByVersion(name, &p, 12000, cudaEnableDefault, &q) != cudaSuccess ||
+      q != cudaDriverEntryPointSuccess)
+    return nullptr;
+  return p;
+}
+}  // namespace
+
+void* current_context() {
   // CUresult cuCtxGetCurrent(CUcontext*): CUresult and CUcontext are an int and a pointer.
   using CtxGetCurrent = int (*)(void**);
-  static CtxGetCurrent fn = [] {
-    void* p = nullptr;
-    cudaDriverEntryPointQueryResult q = cudaDriverEntryPointSymbolNotFound;
-    if (cudaGetDriverEntryPointByVersion("cuCtxGetCurrent", &p, 12000, cudaEnableDefault, &q) !=
-            cudaSuccess ||
-        q != cudaDriverEntryPointSuccess)
-      p = nullptr;
-    return reinterpret_cast<CtxGetCurrent>(p);
-  }();
-  if (!fn) return false;
+  static const auto fn = reinterpret_cast<CtxGetCurrent>(driver_entry("cuCtxGetCurrent"));
   void* ctx = nullptr;
-  return fn(&ctx) == 0 && ctx != nullptr;
+  if (!fn || fn(&ctx) != 0) return nullptr;
+  return ctx;
+}
+
+bool context_is_current() { return current_context() != nullptr; }
+
+void make_context_current(void* ctx) {
+  // CUresult cuCtxSetCurrent(CUcontext)
+  using CtxSetCurrent = int (*)(void*);
+  static const auto fn = reinterpret_cast<CtxSetCurrent>(driver_entry("cuCtxSetCurrent"));
+  if (fn && ctx) fn(ctx);
 }
 
 Status enter_device(int device_id) {

@@ -11,6 +11,16 @@ HevcCudaReconstructor::HevcCudaReconstructor(int device_id) : device_id_(device_
   slots_.reserve(kMaxSlots);  // never reallocated: reconstruct() holds pointers to slots
 }
 
+std::function<void()> HevcCudaReconstructor::thread_entry() {
+  void* ctx = current_context();
+  return [ctx] { make_context_current(ctx); };
+}
+
+std::string HevcCudaReconstructor::allocator_error() const {
+  std::lock_guard<std::mutex> lock(allocator_error_mutex_);
+  return allocator_error_;
+}
+
 size_t HevcCudaReconstructor::picture_bytes() const {
   size_t n = 0;
   for (const Slot& s : slots_) n += s.mem.bytes;
@@ -54,6 +64,7 @@ Status HevcCudaReconstructor::place(const hevc::Picture& p, Slot& d) {
       if (st.ok()) {
         ++allocations_;
       } else {
+        std::lock_guard<std::mutex> lock(allocator_error_mutex_);
         allocator_error_ = st.message();
         allocator_ = nullptr;
         d.mem = PictureMemory();

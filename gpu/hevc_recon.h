@@ -17,9 +17,11 @@
 // HevcDeviceFrame on a second stream that waits only for that picture.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -71,6 +73,8 @@ class HevcCudaReconstructor : public hevc::Reconstructor {
            hevc::Picture& pic, std::string& err) override;
   void forget_pictures() override { slots_.clear(); }
   bool keeps_pictures() const override { return keep_pictures_; }
+  // The decoder's thread for the calls: the queueing thread's CUDA context made current.
+  std::function<void()> thread_entry() override;
   bool output(const hevc::Picture& pic, hevc::DecodedFrame& f, std::string& err) override;
   // Leave pictures on the device (output() hands them out) rather than downloading each one
   // into its host planes; may change between pictures.
@@ -85,7 +89,7 @@ class HevcCudaReconstructor : public hevc::Reconstructor {
   // and allocator_error() says why. allocations() counts the allocator's pictures.
   void set_picture_allocator(PictureAllocator a) { allocator_ = std::move(a); }
   uint64_t allocations() const { return allocations_; }
-  const std::string& allocator_error() const { return allocator_error_; }
+  std::string allocator_error() const;
 
  private:
   // A picture on the device: three planes of 16-bit samples in `mem` (from the allocator, or
@@ -110,14 +114,15 @@ class HevcCudaReconstructor : public hevc::Reconstructor {
   static constexpr size_t kMaxSlots = 24;  // the DPB's 16 pictures, the current one, spares
 
   int device_id_;
-  bool keep_pictures_ = false;
+  std::atomic<bool> keep_pictures_{false};  // set by the element's thread, read on the decoder's
   Stream stream_;
   Stream output_stream_;  // output() only: waits for each picture's `done`
   Event output_done_;     // after the last output() conversion; the next picture waits for it
   std::vector<Slot> slots_;
   uint64_t use_counter_ = 0;
   PictureAllocator allocator_;
-  uint64_t allocations_ = 0;
+  std::atomic<uint64_t> allocations_{0};
+  mutable std::mutex allocator_error_mutex_;  // read by the element while run() may set it
   std::string allocator_error_;
   DeviceBuffer levels_, residuals_;
   HevcMcCore mc_;

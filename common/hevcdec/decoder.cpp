@@ -6,12 +6,14 @@
 #include <algorithm>
 #include <cstring>
 #include <deque>
+#include <mutex>
 #include <thread>
 
 #include "common/hevcdec/dpb.h"
 #include "common/hevcdec/loop_filter.h"
 #include "common/hevcdec/params.h"
 #include "common/hevcdec/recon.h"
+#include "common/hevcdec/recon_stage.h"
 #include "common/hevcdec/slice_decoder.h"
 
 namespace gvc::hevc {
@@ -49,6 +51,14 @@ void to_rbsp(const uint8_t* p, size_t n, std::vector<uint8_t>& out, std::vector<
   }
 }
 
+// A picture in output order; a picture left on the reconstructor's device is complete once
+// the stage's job `ticket` is done, and dropped if that job could not hand it out.
+struct OutFrame {
+  DecodedFrame frame;
+  uint64_t ticket = 0;  // 0: complete already
+  bool dropped = false;
+};
+
 }  // namespace
 
 struct Decoder::Impl {
@@ -75,7 +85,7 @@ struct Decoder::Impl {
   bool no_rasl_output = true;    // NoRaslOutputFlag of the associated IRAP picture
   bool skipping = false;         // current picture is skipped (RASL, or no IRAP seen yet)
   bool seen_irap = false;
-  std::deque<DecodedFrame> frames;
+  std::deque<OutFrame> frames;
   std::vector<DecodedFrame> spare;  // buffers of frames taken earlier, for reuse
   std::vector<uint8_t> rbsp;
   std::vector<size_t> removed;     // emulation prevention bytes of the NAL unit in `rbsp`
@@ -84,11 +94,101 @@ struct Decoder::Impl {
   std::unique_ptr<Workers> workers;      // for the WPP rows, made when first needed
   std::vector<PictureRecon> row_recons;  // the rows' records, reused picture after picture
 
+  // While the reconstructor keeps its pictures, its calls are made on `stage`'s thread, run()
+  // of picture N while picture N + 1 is parsed: run() reads the flight buffers, swapped with
+  // `fs` and `recon` when N is queued, and `pp`, which is re-derived only once the stage is
+  // idle (as are parameter sets parsed, which `pp` points into).
+  FrameState flight_fs;
+  PictureRecon flight_recon;
+  uint64_t flight_ticket = 0;  // of the last run() queued
+  // The pictures each queued job uses, held (Dpb::share) until the job is done.
+  std::deque<std::pair<uint64_t, std::vector<std::shared_ptr<Picture>>>> pins;
+  bool stage_failed = false;   // the stage's thread only: a call failed, later jobs do nothing
+  std::mutex stage_error_mutex;
+  std::string stage_error;     // the first failure on the stage's thread
+  ReconStage stage;            // last: destroyed first, running what is queued
+
   ~Impl() { gst_h265_parser_free(parser); }
+
+  // On the stage's thread: the first failure ends the reconstructor's use.
+  void stage_fail(const std::string& why) {
+    stage_failed = true;
+    std::lock_guard<std::mutex> lock(stage_error_mutex);
+    if (stage_error.empty()) stage_error = why;
+  }
+
+  // A failure on the stage's thread becomes the reconstructor's error, reported by decode().
+  void take_stage_error() {
+    std::lock_guard<std::mutex> lock(stage_error_mutex);
+    if (stage_error.empty() || !reconstructor_error.empty()) return;
+    reconstructor_error = stage_error;
+    reconstructor_error_pending = true;
+  }
+
+  // Every job done: the reconstructor may be called on this thread.
+  void drain_stage() {
+    stage.wait_idle();
+    pins.clear();
+    take_stage_error();
+  }
+
+  void release_pins() {
+    const uint64_t done = stage.done();
+    while (!pins.empty() && pins.front().first <= done) pins.pop_front();
+  }
+
+  // Queues run() of `pic`, whose records are in the flight buffers.
+  void queue_run(Picture* pic) {
+    std::vector<std::shared_ptr<Picture>> used{dpb.share(pic)};
+    for (const Picture* ref : flight_recon.refs) used.push_back(dpb.share(ref));
+    flight_ticket = stage.push(
+        [this, pic] {
+          if (stage_failed) return;
+          std::string err;
+          if (!reconstructor->run(pp, flight_fs, flight_recon, *pic, err))
+            stage_fail("picture reconstruction failed: " + err);
+        },
+        reconstructor->thread_entry());
+    pins.emplace_back(flight_ticket, std::move(used));
+  }
+
+  // Queues output() of `pic` into `o` (a frame of `frames`, which keeps its address).
+  void queue_output(const std::shared_ptr<Picture>& pic, OutFrame* o) {
+    o->ticket = stage.push(
+        [this, p = pic.get(), o] {
+          std::string err;
+          if (stage_failed) {
+            o->dropped = true;
+          } else if (!reconstructor->output(*p, o->frame, err)) {
+            o->dropped = true;
+            stage_fail("picture output failed: " + err);
+          }
+        },
+        reconstructor->thread_entry());
+    pins.emplace_back(o->ticket, std::vector<std::shared_ptr<Picture>>{pic});
+  }
 
   void finish_picture() {
     if (!cur) return;
     cur->ctb_slice = fs.ctb_slice;
+    stage.wait(flight_ticket);  // the flight buffers are free again
+    take_stage_error();
+    if (reconstructor_ok() && reconstructor->keeps_pictures()) {
+      // run() behind the parse of the next picture; the pictures this one makes ready are
+      // queued before it, so that taking them need not wait for it
+      cur->samples_on_host = false;
+      std::swap(fs, flight_fs);
+      std::swap(recon, flight_recon);
+      dpb.after_decode(*cur_sps, cur, cur_output);
+      Picture* pic = cur;
+      cur = nullptr;
+      OutFrame* own = nullptr;
+      collect(pic, &own);
+      queue_run(pic);
+      if (own) queue_output(dpb.share(pic), own);
+      return;
+    }
+    drain_stage();
     std::string err;
     if (reconstructor_ok() && !reconstructor->run(pp, fs, recon, *cur, err)) {
       reconstructor_error = "picture reconstruction failed: " + err;
@@ -110,7 +210,10 @@ struct Decoder::Impl {
 
   bool reconstructor_ok() const { return reconstructor && reconstructor_error.empty(); }
 
-  void collect() {
+  // Moves what the DPB outputs into `frames`; a picture on the reconstructor's device is handed
+  // out by a job of the stage, except `unqueued` (its run() is not queued yet), whose frame is
+  // returned in `unqueued_frame` for the caller to queue.
+  void collect(const Picture* unqueued = nullptr, OutFrame** unqueued_frame = nullptr) {
     for (auto& p : dpb.output) {
       DecodedFrame f;
       if (!spare.empty()) {
@@ -125,14 +228,12 @@ struct Decoder::Impl {
         // on the device only: the reconstructor hands it over, or it is lost with the device
         // (or made from references that were)
         for (auto& plane : f.planes) plane.clear();
-        std::string err;
         if (!reconstructor_ok()) continue;
-        if (!reconstructor->output(*p, f, err)) {
-          reconstructor_error = "picture output failed: " + err;
-          reconstructor_error_pending = true;
-          continue;
-        }
-        frames.push_back(std::move(f));
+        frames.push_back(OutFrame{std::move(f)});
+        if (p.get() == unqueued)
+          *unqueued_frame = &frames.back();
+        else
+          queue_output(p, &frames.back());
         continue;
       }
       f.device.reset();
@@ -144,7 +245,7 @@ struct Decoder::Impl {
           std::memcpy(&f.planes[c][size_t(y) * w], &p->plane[c].data[(sy + y) * p->plane[c].stride + sx],
                       sizeof(uint16_t) * w);
       }
-      frames.push_back(std::move(f));
+      frames.push_back(OutFrame{std::move(f)});
     }
     dpb.output.clear();
   }
@@ -159,6 +260,8 @@ struct Decoder::Impl {
     if (skipping) return true;
     const GstH265PPS* pps = sh.pps;
     const GstH265SPS* sps = pps ? pps->sps : nullptr;
+    release_pins();  // pictures of jobs done may be reused
+    if (!pp.derived_from(pps)) drain_stage();  // a queued run() reads pp
     if (!sps || !pp.derive(sps, pps)) {
       err = "unsupported or missing SPS/PPS (only 4:2:0, 8/10 bit, CTB 16..64)";
       skipping = true;
@@ -364,6 +467,8 @@ bool Decoder::decode(const uint8_t* data, size_t size) {
     offset = nalu.offset + nalu.size;
     std::string err;
     bool nal_ok = true;
+    // a parameter set may replace the one a queued run() reads (PicParams points into them)
+    if (nalu.type >= GST_H265_NAL_VPS && nalu.type <= GST_H265_NAL_PPS) d.drain_stage();
     switch (nalu.type) {
       case GST_H265_NAL_VPS: {
         GstH265VPS vps;
@@ -396,6 +501,7 @@ bool Decoder::decode(const uint8_t* data, size_t size) {
       d.seen_irap = false;            // resume at the next IRAP
     }
   }
+  d.take_stage_error();
   if (d.reconstructor_error_pending) {
     error_ = d.reconstructor_error;
     d.reconstructor_error_pending = false;
@@ -407,6 +513,9 @@ bool Decoder::decode(const uint8_t* data, size_t size) {
 void Decoder::set_threads(int n) { impl_->threads = std::max(1, n); }
 
 void Decoder::set_reconstructor(Reconstructor* r) {
+  impl_->drain_stage();
+  impl_->stage_failed = false;  // the stage is idle: its thread reads this only in a job
+  impl_->stage_error.clear();
   impl_->reconstructor = r;
   impl_->reconstructor_error.clear();
   impl_->reconstructor_error_pending = false;
@@ -425,13 +534,21 @@ void Decoder::flush() {
 
 bool Decoder::take_frame(DecodedFrame& out) {
   Impl& d = *impl_;
-  if (d.frames.empty()) return false;
-  std::swap(out, d.frames.front());
-  // what `out` held serves a later picture (its pages are mapped already)
-  if (d.spare.size() < 4 && (!d.frames.front().planes[0].empty() || d.frames.front().device))
-    d.spare.push_back(std::move(d.frames.front()));
-  d.frames.pop_front();
-  return true;
+  while (!d.frames.empty()) {
+    OutFrame& o = d.frames.front();
+    if (o.ticket) d.stage.wait(o.ticket);  // handed out by the stage's thread
+    if (o.dropped) {  // that failed: the error is reported by the next decode()
+      d.frames.pop_front();
+      continue;
+    }
+    std::swap(out, o.frame);
+    // what `out` held serves a later picture (its pages are mapped already)
+    if (d.spare.size() < 4 && (!o.frame.planes[0].empty() || o.frame.device))
+      d.spare.push_back(std::move(o.frame));
+    d.frames.pop_front();
+    return true;
+  }
+  return false;
 }
 
 }  // namespace gvc::hevc

@@ -180,6 +180,12 @@ void Dpb::before_decode(const GstH265SPS& sps, bool irap_no_rasl_not_first,
 
 // A picture nobody holds any more is reused with its buffers (their pages are mapped already:
 // a new 1080p picture costs about 8 MB of page faults), its fields reset.
+std::shared_ptr<Picture> Dpb::share(const Picture* p) const {
+  for (const std::shared_ptr<Picture>& q : pool_)
+    if (q.get() == p) return q;
+  return nullptr;
+}
+
 std::shared_ptr<Picture> Dpb::fresh_picture() {
   for (const std::shared_ptr<Picture>& p : pool_) {
     if (p.use_count() != 1) continue;

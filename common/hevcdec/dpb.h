@@ -30,8 +30,12 @@ class Dpb {
   // C.5.2.2: output and removal before the current picture is decoded.
   void before_decode(const GstH265SPS& sps, bool irap_no_rasl_not_first,
                      bool no_output_of_prior_pics);
-  // Allocates the current picture in the DPB.
+  // Allocates the current picture in the DPB. A picture of the pool is reused only when
+  // nothing but the pool holds it (see share()).
   Picture* new_picture();
+  // The DPB's own handle on `p` (null if it is none of its pictures): while a copy is held,
+  // `p` is not reused for a new picture, even after it has left the DPB.
+  std::shared_ptr<Picture> share(const Picture* p) const;
   // C.5.2.3: the current picture is decoded; marks it and bumps what must be output.
   void after_decode(const GstH265SPS& sps, Picture* cur, bool pic_output_flag);
   // End of stream: every remaining picture is output in POC order.

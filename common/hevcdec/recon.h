@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -61,8 +62,15 @@ class Reconstructor {
   virtual bool run(const PicParams& pp, const FrameState& fs, const PictureRecon& r, Picture& pic,
                    std::string& err) = 0;
   // Whether run() leaves the samples on the device only. The decoder then hands every output
-  // picture that run() made to output() instead of copying its host planes.
+  // picture that run() made to output() instead of copying its host planes, and makes its
+  // calls of run() and output() on a thread of its own, in decoding order, while it parses the
+  // next picture (no two calls at once; the Picture objects a call is given are not reused
+  // before it returns).
   virtual bool keeps_pictures() const { return false; }
+  // Called on the decoder's thread when it queues a call for that thread of its own: what that
+  // thread runs just before the call, so that it works as on the caller's thread (the
+  // caller's CUDA context current, say). Empty: nothing.
+  virtual std::function<void()> thread_entry() { return {}; }
   // Sets f.device to `pic`, cropped to its conformance window (the decoder fills the other
   // fields of `f`). Called when the DPB outputs `pic`, before a later picture is
   // reconstructed; false with a message in `err` when the picture is not on the device.

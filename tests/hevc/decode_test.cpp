@@ -4,11 +4,13 @@
 #include <gst/codecparsers/gsth265parser.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <map>
+#include <thread>
 
 #include <unistd.h>
 
@@ -878,6 +880,73 @@ TEST(HevcDecodeReconstructor, KeptReferencesLostWithTheDeviceDropPicturesUntilTh
   EXPECT_NE(dec.reconstructor_error().find("simulated device failure"), std::string::npos);
   const Frames want = {ref[0], ref[1], ref[4], ref[5], ref[6], ref[7]};  // IDR every 4
   expect_same_frames(ours, want, 176, 144, 1, "ffmpeg without pictures 2 and 3");
+}
+
+// Behind the parse: the reconstructor of kept pictures is called on a thread of the decoder's
+// own (never the caller's), one call at a time, and a picture made ready when picture N is
+// finished is handed to output() before run() of N (so taking it does not wait for N's
+// reconstruction), unless it is N itself. Frames still equal FFmpeg's, in order.
+TEST(HevcDecodeReconstructor, KeptPicturesAreReconstructedBehindTheParse) {
+  ASSERT_FALSE(gvc::test::hevc_find_ffmpeg().empty()) << "ffmpeg is required (set $FFMPEG)";
+  ASSERT_FALSE(gvc::test::hevc_find_clip().empty()) << "test clip missing";
+  const auto& [stream, ref, err] = b_pyramid();
+  ASSERT_FALSE(stream.empty()) << err;
+  ASSERT_EQ(ref.size(), 12u) << err;
+  struct Recording : KeepingReconstructor {
+    std::thread::id caller;
+    std::atomic<int> on_caller{0}, busy{0}, overlapping{0};
+    std::vector<int> run_pocs;                 // in call order
+    std::map<int, size_t> runs_before_output;  // POC -> run() calls made before its output()
+    bool run(const gvc::hevc::PicParams& pp, const gvc::hevc::FrameState& fs, const gvc::hevc::PictureRecon& r,
+             gvc::hevc::Picture& pic, std::string& why) override {
+      enter();
+      run_pocs.push_back(pic.poc);
+      const bool ok = KeepingReconstructor::run(pp, fs, r, pic, why);
+      --busy;
+      return ok;
+    }
+    bool output(const gvc::hevc::Picture& pic, gvc::hevc::DecodedFrame& f, std::string& why) override {
+      enter();
+      runs_before_output[pic.poc] = run_pocs.size();
+      const bool ok = KeepingReconstructor::output(pic, f, why);
+      --busy;
+      return ok;
+    }
+    void enter() {
+      on_caller += std::this_thread::get_id() == caller;
+      overlapping += ++busy > 1;
+    }
+  } recon;
+  recon.caller = std::this_thread::get_id();
+  gvc::hevc::Decoder dec;
+  dec.set_reconstructor(&recon);
+  const auto aus = gvc::test::split_access_units(stream);
+  ASSERT_EQ(aus.size(), 12u);
+  Frames ours;
+  gvc::hevc::DecodedFrame f;
+  std::vector<std::pair<int, size_t>> taken;  // POC, taken after access unit k
+  for (size_t k = 0; k < aus.size(); ++k) {
+    EXPECT_TRUE(dec.decode(aus[k].data(), aus[k].size())) << dec.error();
+    dec.end_access_unit();
+    while (dec.take_frame(f)) {
+      ours.push_back(KeepingReconstructor::raw(f));
+      taken.emplace_back(f.poc, k);
+    }
+  }
+  dec.flush();
+  while (dec.take_frame(f)) ours.push_back(KeepingReconstructor::raw(f));
+  // (every call has returned: the last frame taken waited for the last one)
+  ASSERT_EQ(recon.run_pocs.size(), 12u);
+  for (const auto& [poc, k] : taken) {
+    ASSERT_TRUE(recon.runs_before_output.count(poc)) << "POC " << poc;
+    if (poc != recon.run_pocs[k])
+      EXPECT_LE(recon.runs_before_output[poc], k)
+          << "POC " << poc << ", taken after access unit " << k << ", waited for the run() of picture " << k;
+  }
+  EXPECT_EQ(recon.on_caller.load(), 0) << "calls made on the caller's thread";
+  EXPECT_EQ(recon.overlapping.load(), 0) << "calls made at once";
+  EXPECT_EQ(recon.outputs, 12);
+  expect_same_frames(ours, ref, 176, 144, 1, "ffmpeg");
 }
 
 // end_access_unit(): with no reordering (x265 bframes=0: sps_max_num_reorder_pics 0) each
