@@ -57,7 +57,7 @@ constexpr SubBlockTables kSubBlock = make_sub_block_tables();
 // greater1Ctx after a coeff_abs_level_greater1_flag equal to 0 (9.3.4.2.6), capped at 3 as ctxInc uses it.
 constexpr uint8_t kNextGreater1Ctx[4] = {0, 2, 3, 3};
 
-int last_sig_coeff_position(SyntaxReader& rd, int prefix) {  // 7.4.9.11 LastSignificantCoeffX/Y
+int last_sig_coeff_position(ResidualSyntax& rd, int prefix) {  // 7.4.9.11 LastSignificantCoeffX/Y
   if (prefix <= 3) return prefix;
   const int suffix = rd.last_sig_coeff_suffix(prefix);
   return (1 << ((prefix >> 1) - 1)) * (2 + (prefix & 1)) + suffix;
@@ -65,8 +65,9 @@ int last_sig_coeff_position(SyntaxReader& rd, int prefix) {  // 7.4.9.11 LastSig
 
 }  // namespace
 
-void residual_coding(SyntaxReader& rd, const ResidualParams& p, int16_t* coeffs,
+void residual_coding(SyntaxReader& reader, const ResidualParams& p, int16_t* coeffs,
                      bool* transform_skip_flag) {
+  ResidualSyntax rd(reader);
   const int log2 = p.log2_trafo_size;
   const int size = 1 << log2;
   const int c_idx = p.c_idx;
@@ -190,6 +191,7 @@ void residual_coding(SyntaxReader& rd, const ResidualParams& p, int16_t* coeffs,
           static_cast<int16_t>(level < -32768 ? -32768 : (level > 32767 ? 32767 : level));
     }
   }
+  rd.finish(reader);
 }
 
 }  // namespace gvc::hevc

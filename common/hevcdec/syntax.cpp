@@ -122,33 +122,4 @@ int SyntaxReader::cu_qp_delta_abs() {
   return v;
 }
 
-// 9.3.4.2.3 last_sig_coeff_x/y_prefix: TR cMax (log2TrafoSize << 1) - 1.
-int SyntaxReader::last_sig_coeff_prefix(bool y, int c_idx, int log2_trafo_size) {
-  int offset, shift;
-  if (c_idx == 0) {
-    offset = 3 * (log2_trafo_size - 2) + ((log2_trafo_size - 1) >> 2);
-    shift = (log2_trafo_size + 1) >> 2;
-  } else {
-    offset = 15;
-    shift = log2_trafo_size - 2;
-  }
-  const int base = y ? kCtxLastSigCoeffYPrefix : kCtxLastSigCoeffXPrefix;
-  const int c_max = (log2_trafo_size << 1) - 1;
-  int v = 0;
-  while (v < c_max && decision(base + offset + (v >> shift))) ++v;
-  return v;
-}
-
-// 9.3.3.11 coeff_abs_level_remaining: prefix TR (cMax 4 << cRiceParam), suffix EGk(k + 1).
-int SyntaxReader::coeff_abs_level_remaining(int c_rice_param) {
-  // TransCoeffLevel lies in -32768..32767 (7.4.9.11), so the prefix is at most 17: a longer one
-  // is a damaged stream (and would overflow the int value)
-  int prefix = 0;
-  while (prefix < 18 && eng.decode_bypass()) ++prefix;
-  if (prefix <= 3)
-    return (prefix << c_rice_param) + static_cast<int>(eng.decode_bypass_bits(c_rice_param));
-  const int k = prefix - 3 + c_rice_param;
-  return (((1 << (prefix - 3)) + 3 - 1) << c_rice_param) + static_cast<int>(eng.decode_bypass_bits(k));
-}
-
 }  // namespace gvc::hevc

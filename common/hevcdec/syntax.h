@@ -48,7 +48,7 @@ struct SyntaxReader {
   int mvp_lx_flag() { return decision(kCtxMvpFlag); }
   int rqt_root_cbf() { return decision(kCtxRqtRootCbf); }
 
-  // 7.3.8.8-7.3.8.12 transform tree, transform unit, residual coding
+  // 7.3.8.8-7.3.8.10 transform tree and transform unit
   int split_transform_flag(int log2_trafo_size) {
     return decision(kCtxSplitTransformFlag + 5 - log2_trafo_size);
   }
@@ -56,14 +56,53 @@ struct SyntaxReader {
   int cbf_chroma(int trafo_depth) { return decision(kCtxCbfChroma + trafo_depth); }
   int cu_qp_delta_abs();
   int cu_qp_delta_sign_flag() { return eng.decode_bypass(); }
+};
+
+// The elements of residual_coding() (7.3.8.11) on a copy of a SyntaxReader's engine, which the
+// compiler keeps in registers over the coefficient loops: through the SyntaxReader, every
+// context update (a uint8_t store, which may alias anything) would write the engine back to
+// memory and read it again. finish() hands the engine back.
+struct ResidualSyntax {
+  CabacEngine eng;
+  uint8_t* state;
+
+  explicit ResidualSyntax(SyntaxReader& rd) : eng(rd.eng), state(rd.ctx.state) {}
+  void finish(SyntaxReader& rd) const { rd.eng = eng; }
+  int decision(int idx) { return eng.decode_decision(state[idx]); }
+
   int transform_skip_flag(int c_idx) { return decision(kCtxTransformSkipFlag + (c_idx ? 1 : 0)); }
-  int last_sig_coeff_prefix(bool y, int c_idx, int log2_trafo_size);
+  // 9.3.4.2.3 last_sig_coeff_x/y_prefix: TR cMax (log2TrafoSize << 1) - 1
+  int last_sig_coeff_prefix(bool y, int c_idx, int log2_trafo_size) {
+    int offset, shift;
+    if (c_idx == 0) {
+      offset = 3 * (log2_trafo_size - 2) + ((log2_trafo_size - 1) >> 2);
+      shift = (log2_trafo_size + 1) >> 2;
+    } else {
+      offset = 15;
+      shift = log2_trafo_size - 2;
+    }
+    const int base = (y ? kCtxLastSigCoeffYPrefix : kCtxLastSigCoeffXPrefix) + offset;
+    const int c_max = (log2_trafo_size << 1) - 1;
+    int v = 0;
+    while (v < c_max && decision(base + (v >> shift))) ++v;
+    return v;
+  }
   int last_sig_coeff_suffix(int prefix) { return static_cast<int>(eng.decode_bypass_bits((prefix >> 1) - 1)); }
   int coded_sub_block_flag(int ctx_inc) { return decision(kCtxCodedSubBlockFlag + ctx_inc); }
   int sig_coeff_flag(int ctx_inc) { return decision(kCtxSigCoeffFlag + ctx_inc); }
   int coeff_abs_level_greater1_flag(int ctx_inc) { return decision(kCtxCoeffAbsLevelGreater1Flag + ctx_inc); }
   int coeff_abs_level_greater2_flag(int ctx_inc) { return decision(kCtxCoeffAbsLevelGreater2Flag + ctx_inc); }
-  int coeff_abs_level_remaining(int c_rice_param);
+  // 9.3.3.11: prefix TR (cMax 4 << cRiceParam), suffix EGk(k + 1)
+  int coeff_abs_level_remaining(int c_rice_param) {
+    // TransCoeffLevel lies in -32768..32767 (7.4.9.11), so the prefix is at most 17: a longer one
+    // is a damaged stream (and would overflow the int value)
+    int prefix = 0;
+    while (prefix < 18 && eng.decode_bypass()) ++prefix;
+    if (prefix <= 3)
+      return (prefix << c_rice_param) + static_cast<int>(eng.decode_bypass_bits(c_rice_param));
+    const int k = prefix - 3 + c_rice_param;
+    return (((1 << (prefix - 3)) + 3 - 1) << c_rice_param) + static_cast<int>(eng.decode_bypass_bits(k));
+  }
   // n coeff_sign_flag bins in one read, the first in the most significant bit
   uint32_t coeff_sign_flags(int n) { return eng.decode_bypass_bits(n); }
 };
