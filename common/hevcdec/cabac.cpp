@@ -4,7 +4,7 @@
 namespace gvc::hevc {
 
 // Table 9-46 rangeTabLps[pStateIdx][qRangeIdx].
-const uint8_t kCabacRangeTabLps[64][4] = {
+constexpr uint8_t kCabacRangeTabLps[64][4] = {
     {128, 176, 208, 240}, {128, 167, 197, 227}, {128, 158, 187, 216}, {123, 150, 178, 205},
     {116, 142, 169, 195}, {111, 135, 160, 185}, {105, 128, 152, 175}, {100, 122, 144, 166},
     {95, 116, 137, 158},  {90, 110, 130, 150},  {85, 104, 123, 142},  {81, 99, 117, 135},
@@ -23,10 +23,27 @@ const uint8_t kCabacRangeTabLps[64][4] = {
     {6, 8, 9, 11},        {6, 7, 9, 10},        {6, 7, 8, 9},         {2, 2, 2, 2}};
 
 // Table 9-47 state transitions.
-const uint8_t kCabacTransIdxLps[64] = {
+constexpr uint8_t kCabacTransIdxLps[64] = {
     0,  0,  1,  2,  2,  4,  4,  5,  6,  7,  8,  9,  9,  11, 11, 12, 13, 13, 15, 15, 16, 16,
     18, 18, 19, 19, 21, 21, 22, 22, 23, 24, 24, 25, 26, 26, 27, 27, 28, 29, 29, 30, 30, 30,
     31, 32, 32, 33, 33, 33, 34, 34, 35, 35, 35, 36, 36, 36, 37, 37, 37, 38, 38, 63};
+
+namespace {
+
+constexpr CabacStateTables make_state_tables() {
+  CabacStateTables t{};
+  for (int s = 0; s < 128; ++s) {
+    const int p_state = s >> 1, val_mps = s & 1;
+    for (int q = 0; q < 4; ++q) t.lps[q][s] = kCabacRangeTabLps[p_state][q];
+    t.next[0][s] = uint8_t(((p_state < 62 ? p_state + 1 : p_state) << 1) | val_mps);  // transIdxMps
+    t.next[1][s] = uint8_t((kCabacTransIdxLps[p_state] << 1) | (p_state == 0 ? !val_mps : val_mps));
+  }
+  return t;
+}
+
+}  // namespace
+
+constexpr CabacStateTables kCabacStates = make_state_tables();
 
 namespace {
 
@@ -141,18 +158,21 @@ void CabacEngine::init(const uint8_t* data, size_t size, size_t pos) {
   size_ = size;
   pos_ = pos;
   range_ = 510;
-  value_ = 0;
-  bits_ = -9;  // the 9 bits of ivlOffset are still to be read
-  refill();
+  // seven bytes: ivlOffset and 47 bits after it, the marker below them
+  uint64_t v = 0;
+  for (int i = 0; i < 7; ++i) v = v << 8 | (pos_ + size_t(i) < size_ ? data_[pos_ + size_t(i)] : 0);
+  pos_ += 7;
+  value_ = v << (kFrac - 47) | uint64_t(1) << (kFrac - 48);
 }
 
 int CabacEngine::decode_terminate() {
   refill();
   range_ -= 2;
-  if (value_ >= uint64_t(range_) << bits_) return 1;
+  const uint64_t scaled = uint64_t(range_) << kFrac;
+  if (value_ >= scaled) return 1;
   if (range_ < 256) {  // RenormD: range_ was >= 256, so once
     range_ <<= 1;
-    --bits_;
+    value_ <<= 1;
   }
   return 0;
 }

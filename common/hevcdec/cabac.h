@@ -45,6 +45,14 @@ enum CtxOffset : int {
 extern const uint8_t kCabacRangeTabLps[64][4];
 extern const uint8_t kCabacTransIdxLps[64];
 
+// The same tables indexed by a whole context state byte, (pStateIdx << 1) | valMps, so that a
+// decision needs no unpacking of it.
+struct CabacStateTables {
+  uint8_t lps[4][128];   // [qRangeIdx][state] -> ivlLpsRange
+  uint8_t next[2][128];  // [0 most probable symbol, 1 least][state] -> state after the bin
+};
+extern const CabacStateTables kCabacStates;
+
 struct CabacContexts {
   uint8_t state[kNumCtx];  // (pStateIdx << 1) | valMps
 };
@@ -54,11 +62,14 @@ void cabac_init_contexts(CabacContexts& ctx, int init_type, int slice_qp_y);
 
 // The arithmetic decoder over an RBSP byte range (emulation prevention already removed).
 //
-// The 9-bit ivlOffset of 9.3.4.3 is kept with the bits that follow it in the stream already
-// read behind it: value_ = (ivlOffset << bits_) | the next bits_ bits. RenormD's
-// "ivlOffset = (ivlOffset << 1) | read_bits(1)" is then bits_ -= 1, and bytes are read a whole
-// one at a time when bits_ runs low; past the end of the data the stream reads as zeros, as
-// read_bits would. The position in the stream of the spec's engine is pos_ * 8 - bits_.
+// value_ holds the 9-bit ivlOffset of 9.3.4.3 as an integer part above bit kFrac (bit 63 is
+// left free for the doubling of a bypass bin), then the stream bits that follow it, already
+// read, then a single 1 bit that marks where they end, then zeros. RenormD's
+// "ivlOffset = (ivlOffset << 1) | read_bits(1)" is then value_ <<= 1, and a comparison of
+// ivlOffset with a range is one of value_ with the range << kFrac (the bits below kFrac only
+// break ties in favour of the larger value, never). Four bytes are read at once when the low 32
+// bits hold the marker no more (fewer than 22 bits read ahead); past the end of the data the
+// stream reads as zeros, as read_bits would.
 class CabacEngine {
  public:
   // 9.3.2.5: starts decoding at byte `pos` of data[0..size).
@@ -66,37 +77,28 @@ class CabacEngine {
 
   int decode_decision(uint8_t& state) {  // 9.3.4.3.2
     refill();
-    const int p_state = state >> 1;
-    const uint32_t lps = kCabacRangeTabLps[p_state][(range_ >> 6) & 3];
-    range_ -= lps;
-    const uint64_t scaled = uint64_t(range_) << bits_;
-    if (value_ < scaled) {  // most probable symbol
-      const int bin = state & 1;
-      if (p_state < 62) state = uint8_t(state + 2);
-      if (range_ < 256) {  // RenormD: after a most probable symbol, one doubling at most
-        range_ <<= 1;
-        --bits_;
-      }
-      return bin;
-    }
-    value_ -= scaled;
-    const int bin = !(state & 1);
-    const int val_mps = p_state == 0 ? bin : state & 1;
-    state = uint8_t((kCabacTransIdxLps[p_state] << 1) | val_mps);
-    const int shift = __builtin_clz(lps) - 23;  // RenormD: lps (6..240) doubled up to 256..510
-    range_ = lps << shift;
-    bits_ -= shift;
-    return bin;
+    const unsigned s = state;
+    const uint32_t lps = kCabacStates.lps[(range_ >> 6) & 3][s];
+    uint32_t range = range_ - lps;
+    const uint64_t scaled = uint64_t(range) << kFrac;
+    const unsigned is_lps = value_ >= scaled;
+    // masks, not branches: which symbol comes is as good as random
+    const uint32_t lps_mask = 0 - is_lps;
+    value_ -= scaled & (0 - uint64_t(is_lps));
+    range ^= (range ^ lps) & lps_mask;
+    state = kCabacStates.next[is_lps][s];
+    const int shift = __builtin_clz(range) - 23;  // RenormD: doubled up to 256..510
+    range_ = range << shift;
+    value_ <<= shift;
+    return int((s & 1) ^ is_lps);
   }
   int decode_bypass() {  // 9.3.4.3.4
     refill();
-    --bits_;
-    const uint64_t scaled = uint64_t(range_) << bits_;
-    if (value_ >= scaled) {
-      value_ -= scaled;
-      return 1;
-    }
-    return 0;
+    value_ <<= 1;
+    const uint64_t scaled = uint64_t(range_) << kFrac;
+    const unsigned bin = value_ >= scaled;
+    value_ -= bin ? scaled : 0;
+    return int(bin);
   }
   int decode_terminate();               // 9.3.4.3.5
   uint32_t decode_bypass_bits(int n) {  // n (0..32) bypass bins, first bin most significant
@@ -111,34 +113,44 @@ class CabacEngine {
   bool overrun() const { return bitpos() > size_ * 8 + 64; }
 
  private:
+  static constexpr int kFrac = 54;
+
   // The position of the spec's 9-bit engine: bits read so far.
-  size_t bitpos() const { return pos_ * 8 - size_t(bits_); }
+  size_t bitpos() const { return pos_ * 8 - size_t(kFrac - 1 - __builtin_ctzll(value_)); }
   uint32_t decode_bypass_bits_16(int n) {  // n <= 16: one refill serves them all
     refill();
+    const uint64_t scaled = uint64_t(range_) << kFrac;
     uint32_t v = 0;
     for (int i = 0; i < n; ++i) {
-      --bits_;
-      const uint64_t scaled = uint64_t(range_) << bits_;
+      value_ <<= 1;
       const uint32_t bin = value_ >= scaled;
-      value_ -= scaled & (0 - uint64_t(bin));
+      value_ -= bin ? scaled : 0;
       v = (v << 1) | bin;
     }
     return v;
   }
-  // At least 16 bits behind ivlOffset (a decision shifts 6 at most, a bypass 1).
+  // At least 16 bits read ahead (a decision shifts 6 at most, a bypass 1, decode_bypass_bits 16).
   void refill() {
-    if (bits_ >= 16) return;
-    while (bits_ <= 40) {
-      value_ = (value_ << 8) | (pos_ < size_ ? data_[pos_] : 0);
-      ++pos_;
-      bits_ += 8;
+    if (uint32_t(value_) == 0) refill_32();
+  }
+  // The marker is at bit 32 or above: 32 more bits go below it.
+  void refill_32() {
+    const int marker = __builtin_ctzll(value_);
+    uint32_t next;
+    if (pos_ + 4 <= size_) {
+      next = uint32_t(data_[pos_]) << 24 | uint32_t(data_[pos_ + 1]) << 16 |
+             uint32_t(data_[pos_ + 2]) << 8 | data_[pos_ + 3];
+    } else {
+      next = 0;
+      for (size_t i = 0; i < 4; ++i) next = next << 8 | (pos_ + i < size_ ? data_[pos_ + i] : 0);
     }
+    pos_ += 4;
+    value_ = (value_ ^ (uint64_t(1) << marker)) | ((uint64_t(next) << 1 | 1) << (marker - 32));
   }
 
   const uint8_t* data_ = nullptr;
   size_t size_ = 0;
-  size_t pos_ = 0;     // bytes read into value_ (zeros past size_)
-  int bits_ = 0;       // bits of value_ below ivlOffset
+  size_t pos_ = 0;  // bytes read into value_ (zeros past size_)
   uint32_t range_ = 510;
   uint64_t value_ = 0;
 };
