@@ -16,13 +16,16 @@
 // planes), so the time covers parsing, reconstruction, loop filters and output; reading the
 // file is not timed. Wall time and the process's CPU time are both measured (on a shared
 // machine the CPU time is the steadier one). Prints one line per run and a last line
-// "frames=N median_s=T fps=F median_cpu_s=C" that tools/bench_hevc.sh parses.
+// "frames=N median_s=T fps=F median_cpu_s=C" that tools/bench_hevc.sh parses. With a
+// reconstructor (--cuda, --host-only) each run line adds the time of its run() and output()
+// calls per picture and of this thread waiting in take_frame().
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <ctime>
 #include <cstdlib>
 #include <fstream>
+#include <functional>
 #include <iterator>
 #include <memory>
 #include <string>
@@ -81,6 +84,36 @@ struct HostOnlyReconstructor : gvc::hevc::Reconstructor {
     if (!f.device) f.device = std::make_shared<gvc::hevc::DeviceFrame>();
     return true;
   }
+};
+
+// Times the calls of the reconstructor it wraps: with a reconstructor that keeps its
+// pictures they are made on the decoder's reconstruction thread, behind the parse, and the
+// decoder is bound by that thread once run() takes longer than a picture's parse.
+struct TimedReconstructor : gvc::hevc::Reconstructor {
+  gvc::hevc::Reconstructor* inner = nullptr;
+  double run_s = 0, output_s = 0;
+  int runs = 0, outputs = 0;
+  static double now() {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+  }
+  bool run(const gvc::hevc::PicParams& pp, const gvc::hevc::FrameState& fs, const gvc::hevc::PictureRecon& r,
+           gvc::hevc::Picture& pic, std::string& err) override {
+    const double t = now();
+    const bool ok = inner->run(pp, fs, r, pic, err);
+    run_s += now() - t;
+    ++runs;
+    return ok;
+  }
+  bool keeps_pictures() const override { return inner->keeps_pictures(); }
+  bool output(const gvc::hevc::Picture& pic, gvc::hevc::DecodedFrame& f, std::string& err) override {
+    const double t = now();
+    const bool ok = inner->output(pic, f, err);
+    output_s += now() - t;
+    ++outputs;
+    return ok;
+  }
+  std::function<void()> thread_entry() override { return inner->thread_entry(); }
+  void forget_pictures() override { inner->forget_pictures(); }
 };
 
 }  // namespace
@@ -157,12 +190,15 @@ int main(int argc, char** argv) {
   for (int r = 0; r < runs; ++r) {
     const auto t0 = std::chrono::steady_clock::now();
     const double c0 = cpu_seconds();
+    TimedReconstructor timed;
     gvc::hevc::Decoder dec;
     if (threads) dec.set_threads(threads);
 #if GVC_HAVE_CUDA
-    dec.set_reconstructor(recon.get());
+    timed.inner = recon.get();
 #endif
-    if (host_only) dec.set_reconstructor(&host_recon);
+    if (host_only) timed.inner = &host_recon;
+    if (timed.inner) dec.set_reconstructor(&timed);
+    double take_s = 0;  // this thread waiting in take_frame() (for the reconstruction thread)
     gvc::hevc::DecodedFrame pic;
     int n = 0;
     for (size_t a = 0; a + 1 < starts.size(); ++a) {
@@ -175,15 +211,25 @@ int main(int argc, char** argv) {
         std::fprintf(stderr, "%s: %s\n", argv[0], dec.reconstructor_error().c_str());
         return 1;
       }
-      for (; dec.take_frame(pic); ++n)
+      for (;;) {
+        const double t = TimedReconstructor::now();
+        const bool got = dec.take_frame(pic);
+        take_s += TimedReconstructor::now() - t;
+        if (!got) break;
         if (!take(pic)) return 1;
+        ++n;
+      }
     }
     dec.flush();
     for (; dec.take_frame(pic); ++n)
       if (!take(pic)) return 1;
     const double c = cpu_seconds() - c0;
     const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    std::printf("run %d: %d frames in %.3f s (%.2f fps), %.3f s CPU\n", r + 1, n, s, n / s, c);
+    std::printf("run %d: %d frames in %.3f s (%.2f fps), %.3f s CPU", r + 1, n, s, n / s, c);
+    if (timed.runs)
+      std::printf("; per picture: run() %.2f ms, output() %.2f ms, take_frame() %.2f ms", 1e3 * timed.run_s / timed.runs,
+                  timed.outputs ? 1e3 * timed.output_s / timed.outputs : 0.0, 1e3 * take_s / n);
+    std::printf("\n");
     seconds.push_back(s);
     cpu.push_back(c);
     frames = n;
