@@ -160,38 +160,49 @@ GVC_HD void mb_edges(const MbMap& map, int mx, int my, const DeblockParams& p, M
   }
 }
 
+// The filter parameters of the edges of direction `dir` of plane `c` (0 luma, 1-2 chroma) of a
+// macroblock: f[edge] for its luma edges 0-3 (chroma (4:2:0): luma edges 0 and 2 are chroma
+// edges 0 and 1, f[0] and f[2]).
+GVC_HD void edge_filters(const MbEdges& e, const DeblockParams& p, int dir, int c, deblock_detail::EdgeFilter f[4]) {
+  using namespace deblock_detail;
+  for (int edge = 0; edge < 4; edge += c ? 2 : 1) {
+    const int qp_p = edge == 0 ? e.qp_p[dir] : e.qp_q;
+    f[edge] = c ? edge_params(chroma_qp(qp_p, p.chroma_qp_index_offset), chroma_qp(e.qp_q, p.chroma_qp_index_offset), p)
+                : edge_params(qp_p, e.qp_q, p);
+  }
+}
+
+// Filters line `line` of a macroblock (0-15: luma, 16-23: Cb, 24-31: Cr, 8 each) across its
+// edges of direction `dir` (0: vertical edges, the line a row; 1: horizontal, a column), edge
+// after edge as `e` says, with `f` from edge_filters for the line's plane. The lines of one
+// direction are independent of each other.
+GVC_HD void deblock_mb_line(const DeblockPlanes& mb, const MbEdges& e, int dir, int line,
+                            const deblock_detail::EdgeFilter f[4]) {
+  using namespace deblock_detail;
+  const int c = line < 16 ? 0 : 1 + ((line - 16) >> 3);
+  const int k = c ? (line - 16) & 7 : line;
+  const int step = dir == 0 ? 1 : mb.stride[c];
+  uint8_t* const base = mb.plane[c] + k * (dir == 0 ? mb.stride[c] : 1);
+  for (int edge = 0; edge < 4; edge += c ? 2 : 1) {
+    const int bs = e.bs[dir][edge][c ? k >> 1 : k >> 2];
+    if (bs) filter_line(base + (c ? 2 : 4) * edge * step, step, bs, f[edge], c != 0);
+  }
+}
+
 // Filters the edges of a macroblock (luma and chroma: vertical edges left to right, then
 // horizontal edges top to bottom) as `e` says; `mb` points at its top-left samples (luma and
 // both chroma planes, with their strides), the samples up to 4 (luma) or 2 (chroma) before it
 // in the left and upper neighbours. Its left and upper neighbours must be filtered already.
-// Lane `lane` of `lanes` filters lines lane, lane + lanes, ... of each edge.
+// Lane `lane` of `lanes` filters lines lane, lane + lanes, ... of deblock_mb_line's 32.
 GVC_HD void deblock_mb_edges(const DeblockPlanes& mb, const MbEdges& e, const DeblockParams& p, int lane = 0,
                              int lanes = 1) {
   using namespace deblock_detail;
   for (int dir = 0; dir < 2; dir++) {
-    for (int edge = 0; edge < 4; edge++) {
-      const uint8_t* bs = e.bs[dir][edge];
-      if (!(bs[0] | bs[1] | bs[2] | bs[3])) continue;
-      const int qp_p = edge == 0 ? e.qp_p[dir] : e.qp_q;
-      EdgeFilter f = edge_params(qp_p, e.qp_q, p);
-      // luma: 16 lines across the edge
-      int step = dir == 0 ? 1 : mb.stride[0];
-      int along = dir == 0 ? mb.stride[0] : 1;
-      uint8_t* base = mb.plane[0] + (dir == 0 ? 4 * edge : 4 * edge * mb.stride[0]);
-      for (int k = lane; k < 16; k += lanes)
-        if (bs[k >> 2]) filter_line(base + k * along, step, bs[k >> 2], f, false);
-      // chroma (4:2:0): luma edges 0 and 2 are chroma edges 0 and 1 (8.7, transform_size_8x8_flag 0)
-      if (edge & 1) continue;
-      for (int c = 1; c <= 2; c++) {
-        int qpc_p = chroma_qp(qp_p, p.chroma_qp_index_offset);
-        int qpc_q = chroma_qp(e.qp_q, p.chroma_qp_index_offset);
-        EdgeFilter fc = edge_params(qpc_p, qpc_q, p);
-        int cstep = dir == 0 ? 1 : mb.stride[c];
-        int calong = dir == 0 ? mb.stride[c] : 1;
-        uint8_t* cbase = mb.plane[c] + (dir == 0 ? 2 * edge : 2 * edge * mb.stride[c]);
-        for (int k = lane; k < 8; k += lanes)
-          if (bs[k >> 1]) filter_line(cbase + k * calong, cstep, bs[k >> 1], fc, true);
-      }
+    EdgeFilter f[4];
+    for (int line = lane, fc = -1; line < 32; line += lanes) {
+      const int c = line < 16 ? 0 : 1 + ((line - 16) >> 3);
+      if (c != fc) edge_filters(e, p, dir, fc = c, f);  // once per plane a lane visits
+      deblock_mb_line(mb, e, dir, line, f);
     }
     // A lane filters the same rows across every vertical edge, but the horizontal edges'
     // columns cross every lane's rows.
