@@ -165,6 +165,13 @@ void CabacEngine::init(const uint8_t* data, size_t size, size_t pos) {
   value_ = v << (kFrac - 47) | uint64_t(1) << (kFrac - 48);
 }
 
+uint64_t CabacEngine::with_32_more_bits(uint64_t value, const uint8_t* data, size_t pos, size_t size) {
+  const int marker = __builtin_ctzll(value);
+  uint32_t next = 0;
+  for (size_t i = 0; i < 4; ++i) next = next << 8 | (pos + i < size ? data[pos + i] : 0);
+  return (value ^ (uint64_t(1) << marker)) | ((uint64_t(next) << 1 | 1) << (marker - 32));
+}
+
 int CabacEngine::decode_terminate() {
   refill();
   range_ -= 2;

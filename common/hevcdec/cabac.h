@@ -101,10 +101,24 @@ class CabacEngine {
     return int(bin);
   }
   int decode_terminate();               // 9.3.4.3.5
-  uint32_t decode_bypass_bits(int n) {  // n (0..32) bypass bins, first bin most significant
+  // n (0..32) bypass bins, first bin most significant; always inline, where an engine kept in
+  // registers (ResidualSyntax) would otherwise have to go to memory for the call
+  __attribute__((always_inline)) uint32_t decode_bypass_bits(int n) {
     uint32_t v = 0;
     for (; n > 16; n -= 16) v = (v << 16) | decode_bypass_bits_16(16);
     return (v << n) | decode_bypass_bits_16(n);
+  }
+  // The next 16 bypass bins (9.3.4.3.4), first bin most significant, without decoding them:
+  // the bins of a run of bypass decoding are the digits of ivlOffset and the bits after it
+  // divided by ivlCurrRange, which a bypass bin leaves as it is. skip_bypass_bits() then
+  // decodes the first n of them.
+  uint32_t peek_bypass_bits_16() {
+    refill();
+    return uint32_t(value_ >> (kFrac - 16)) / range_;
+  }
+  void skip_bypass_bits(int n, uint32_t peeked) {  // n <= 16
+    const uint32_t offset = uint32_t(value_ >> (kFrac - n)) - (peeked >> (16 - n)) * range_;
+    value_ = ((value_ << n) & ((uint64_t(1) << kFrac) - 1)) | uint64_t(offset) << kFrac;
   }
   // After a terminating bin equal to 1: the byte where the following byte-aligned data begins.
   // The 9-bit engine has then read every bit of the encoder's flush (9.3.4.3.5), whose last bit
@@ -131,22 +145,15 @@ class CabacEngine {
   }
   // At least 16 bits read ahead (a decision shifts 6 at most, a bypass 1, decode_bypass_bits 16).
   void refill() {
-    if (uint32_t(value_) == 0) refill_32();
-  }
-  // The marker is at bit 32 or above: 32 more bits go below it.
-  void refill_32() {
-    const int marker = __builtin_ctzll(value_);
-    uint32_t next;
-    if (pos_ + 4 <= size_) {
-      next = uint32_t(data_[pos_]) << 24 | uint32_t(data_[pos_ + 1]) << 16 |
-             uint32_t(data_[pos_ + 2]) << 8 | data_[pos_ + 3];
-    } else {
-      next = 0;
-      for (size_t i = 0; i < 4; ++i) next = next << 8 | (pos_ + i < size_ ? data_[pos_ + i] : 0);
+    if (uint32_t(value_) == 0) {
+      value_ = with_32_more_bits(value_, data_, pos_, size_);
+      pos_ += 4;
     }
-    pos_ += 4;
-    value_ = (value_ ^ (uint64_t(1) << marker)) | ((uint64_t(next) << 1 | 1) << (marker - 32));
   }
+  // value_ with data[pos..pos+4) (zeros past size) put below its marker, which is at bit 32 or
+  // above. Out of line and on values only: an engine the compiler keeps in registers stays there.
+  __attribute__((noinline, cold)) static uint64_t with_32_more_bits(uint64_t value, const uint8_t* data,
+                                                                     size_t pos, size_t size);
 
   const uint8_t* data_ = nullptr;
   size_t size_ = 0;

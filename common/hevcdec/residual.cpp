@@ -54,10 +54,11 @@ constexpr SubBlockTables make_sub_block_tables() {
 
 constexpr SubBlockTables kSubBlock = make_sub_block_tables();
 
-// greater1Ctx after a coeff_abs_level_greater1_flag equal to 0 (9.3.4.2.6), capped at 3 as ctxInc uses it.
-constexpr uint8_t kNextGreater1Ctx[4] = {0, 2, 3, 3};
+// greater1Ctx after a coeff_abs_level_greater1_flag (9.3.4.2.6), capped at 3 as ctxInc uses it:
+// [flag][greater1Ctx before]
+constexpr uint8_t kNextGreater1Ctx[2][4] = {{0, 2, 3, 3}, {0, 0, 0, 0}};
 
-int last_sig_coeff_position(ResidualSyntax& rd, int prefix) {  // 7.4.9.11 LastSignificantCoeffX/Y
+__attribute__((always_inline)) inline int last_sig_coeff_position(ResidualSyntax& rd, int prefix) {  // 7.4.9.11 LastSignificantCoeffX/Y
   if (prefix <= 3) return prefix;
   const int suffix = rd.last_sig_coeff_suffix(prefix);
   return (1 << ((prefix >> 1) - 1)) * (2 + (prefix & 1)) + suffix;
@@ -135,8 +136,10 @@ void residual_coding(SyntaxReader& reader, const ResidualParams& p, int16_t* coe
       sig_ctx = kSubBlock.sig_ctx[scan][prev_csbf];
       ctx_off += size_off + (c_idx == 0 && i > 0 ? 3 : 0);
     }
-    for (; n > 0; --n)
-      if (rd.sig_coeff_flag(ctx_off + sig_ctx[n])) pos[n_sig++] = uint8_t(n);
+    for (; n > 0; --n) {  // written always, kept when significant: no branch on the bin
+      pos[n_sig] = uint8_t(n);
+      n_sig += rd.sig_coeff_flag(ctx_off + sig_ctx[n]);
+    }
     if (n == 0) {
       if (infer_sb_dc_sig && n_sig == 0)
         pos[n_sig++] = 0;  // a coded sub-block's only significant level: inferred
@@ -151,21 +154,17 @@ void residual_coding(SyntaxReader& reader, const ResidualParams& p, int16_t* coe
     const int g1_off = ctx_set * 4 + (c_idx > 0 ? 16 : 0);
     int abs_level[16];  // baseLevel, then absolute levels, in decoding order
     int greater1_ctx = 1;
-    int first_greater1 = -1;  // index into pos of lastGreater1ScanPos
+    int first_greater1 = 16;  // index into pos of lastGreater1ScanPos; 16: none
     const int n_g1 = n_sig < 8 ? n_sig : 8;
-    for (int k = 0; k < n_g1; ++k) {
+    for (int k = 0; k < n_g1; ++k) {  // selects, not branches, on the bins
       const int g1 = rd.coeff_abs_level_greater1_flag(g1_off + greater1_ctx);
       abs_level[k] = 1 + g1;
-      if (g1) {
-        if (first_greater1 < 0) first_greater1 = k;
-        greater1_ctx = 0;
-      } else {
-        greater1_ctx = kNextGreater1Ctx[greater1_ctx];
-      }
+      first_greater1 = g1 && first_greater1 == 16 ? k : first_greater1;
+      greater1_ctx = kNextGreater1Ctx[g1][greater1_ctx];
     }
     for (int k = n_g1; k < n_sig; ++k) abs_level[k] = 1;
     last_greater1_ctx_zero = greater1_ctx == 0;
-    if (first_greater1 >= 0)
+    if (first_greater1 < 16)
       abs_level[first_greater1] += rd.coeff_abs_level_greater2_flag(ctx_set + (c_idx > 0 ? 4 : 0));
 
     // signHidden: the sign of the last level in decoding order (firstSigScanPos) is not coded
@@ -180,7 +179,7 @@ void residual_coding(SyntaxReader& reader, const ResidualParams& p, int16_t* coe
       int abs = abs_level[k];
       if (abs == (k < 8 ? (k == first_greater1 ? 3 : 2) : 1)) {
         abs += rd.coeff_abs_level_remaining(c_rice_param);
-        if (abs > 3 * (1 << c_rice_param) && c_rice_param < 4) ++c_rice_param;
+        c_rice_param += abs > 3 * (1 << c_rice_param) && c_rice_param < 4;
       }
       int level = (signs & 0x80000000u) ? -abs : abs;
       signs <<= 1;

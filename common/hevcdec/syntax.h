@@ -72,7 +72,7 @@ struct ResidualSyntax {
 
   int transform_skip_flag(int c_idx) { return decision(kCtxTransformSkipFlag + (c_idx ? 1 : 0)); }
   // 9.3.4.2.3 last_sig_coeff_x/y_prefix: TR cMax (log2TrafoSize << 1) - 1
-  int last_sig_coeff_prefix(bool y, int c_idx, int log2_trafo_size) {
+  __attribute__((always_inline)) int last_sig_coeff_prefix(bool y, int c_idx, int log2_trafo_size) {
     int offset, shift;
     if (c_idx == 0) {
       offset = 3 * (log2_trafo_size - 2) + ((log2_trafo_size - 1) >> 2);
@@ -93,18 +93,29 @@ struct ResidualSyntax {
   int coeff_abs_level_greater1_flag(int ctx_inc) { return decision(kCtxCoeffAbsLevelGreater1Flag + ctx_inc); }
   int coeff_abs_level_greater2_flag(int ctx_inc) { return decision(kCtxCoeffAbsLevelGreater2Flag + ctx_inc); }
   // 9.3.3.11: prefix TR (cMax 4 << cRiceParam), suffix EGk(k + 1)
-  int coeff_abs_level_remaining(int c_rice_param) {
-    // TransCoeffLevel lies in -32768..32767 (7.4.9.11), so the prefix is at most 17: a longer one
-    // is a damaged stream (and would overflow the int value)
-    int prefix = 0;
-    while (prefix < 18 && eng.decode_bypass()) ++prefix;
-    if (prefix <= 3)
-      return (prefix << c_rice_param) + static_cast<int>(eng.decode_bypass_bits(c_rice_param));
-    const int k = prefix - 3 + c_rice_param;
-    return (((1 << (prefix - 3)) + 3 - 1) << c_rice_param) + static_cast<int>(eng.decode_bypass_bits(k));
+  __attribute__((always_inline)) int coeff_abs_level_remaining(int c_rice_param) {
+    // usually the whole binarisation lies within the next 16 bins: one division decodes it
+    const uint32_t bins = eng.peek_bypass_bits_16();
+    const int ones = __builtin_clz((~bins << 16) | 0x8000);  // the prefix, when it ends there
+    const int k = ones <= 3 ? c_rice_param : ones - 3 + c_rice_param;
+    const int len = ones + 1 + k;
+    if (len <= 16) {
+      eng.skip_bypass_bits(len, bins);
+      const int suffix = int((bins >> (16 - len)) & ((1u << k) - 1));
+      return (ones <= 3 ? ones << c_rice_param : ((1 << (ones - 3)) + 3 - 1) << c_rice_param) + suffix;
+    }
+    CabacEngine e = eng;  // the rare long binarisation out of line, on a copy: `eng` stays in registers
+    const int v = coeff_abs_level_remaining_long(e, c_rice_param);
+    eng = e;
+    return v;
   }
+  __attribute__((noinline)) static int coeff_abs_level_remaining_long(CabacEngine& e, int c_rice_param);
   // n coeff_sign_flag bins in one read, the first in the most significant bit
-  uint32_t coeff_sign_flags(int n) { return eng.decode_bypass_bits(n); }
+  uint32_t coeff_sign_flags(int n) {  // n <= 16
+    const uint32_t bins = eng.peek_bypass_bits_16();
+    eng.skip_bypass_bits(n, bins);
+    return bins >> (16 - n);
+  }
 };
 
 }  // namespace gvc::hevc
