@@ -1,11 +1,12 @@
 // bench_h264enc.cpp: encoding speed of the H.264 engine on the CPU or CUDA backend, per stage, on a panning real picture
 //
 // Usage: bench-h264enc [--backend cpu|cuda] [--size WxH] [--frames N] [--qp QP] [--refs N]
-//                      [--write-raw FILE]
+//                      [--write-raw FILE] [--pipelined 1]
 // The frames are a window panning over the painting in $GVC_ELEPHANTS (raw 4096x2304 luma,
 // tools/gpu-host-test.sh --make-content), chroma from other parts of it. --write-raw also
 // writes them as I420, for the x264enc runs of tools/bench-h264enc.sh. Prints the median of
-// each stage (EncodedFrame::times) and the frames per second of the whole run.
+// each stage (EncodedFrame::times) and the frames per second of the whole run. --pipelined 1
+// codes each frame's slices behind the next frame (Encoder::set_pipelined).
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -33,7 +34,7 @@ double median(std::vector<double> v) {
 
 int usage() {
   std::fprintf(stderr, "usage: bench-h264enc [--backend cpu|cuda] [--size WxH] [--frames N] [--qp QP] "
-                       "[--refs N] [--write-raw FILE]\n");
+                       "[--refs N] [--write-raw FILE] [--pipelined 1]\n");
   return 2;
 }
 
@@ -42,6 +43,7 @@ int usage() {
 int main(int argc, char** argv) {
   std::string backend_name = "cuda", raw_path;
   int w = 1920, h = 1080, frames = 30, qp = 26, refs = 1;
+  bool pipelined = false;
   for (int i = 1; i < argc; i++) {
     const std::string a = argv[i];
     const char* v = i + 1 < argc ? argv[i + 1] : nullptr;
@@ -52,6 +54,7 @@ int main(int argc, char** argv) {
     else if (a == "--qp") qp = std::atoi(v);
     else if (a == "--refs") refs = std::atoi(v);
     else if (a == "--write-raw") raw_path = v;
+    else if (a == "--pipelined") pipelined = std::atoi(v) != 0;
     else return usage();
     i++;
   }
@@ -118,6 +121,7 @@ int main(int argc, char** argv) {
   p.ref_frames = refs;
   gvc::h264::Encoder enc;
   gvc::Status st = enc.init(p, backend.get());
+  if (st.ok()) st = enc.set_pipelined(pipelined);
   if (!st.ok()) {
     std::fprintf(stderr, "bench-h264enc: %s\n", st.message().c_str());
     return 1;
@@ -142,7 +146,9 @@ int main(int argc, char** argv) {
     }
     const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
     bytes += out.annexb.size();
-    if (i == 0) continue;  // the IDR and the first use of the device stay out of the medians
+    // the IDR and the first use of the device stay out of the medians (pipelined, `out` is the
+    // frame before: the first call has none, the second gives the IDR)
+    if (!out.present || out.idr) continue;
     total.push_back(ms);
     wait.push_back(out.times.wait);
     analysis.push_back(out.times.analysis);
@@ -158,9 +164,15 @@ int main(int argc, char** argv) {
     entropy.push_back(out.times.entropy);
     reference.push_back(out.times.reference);
   }
+  {
+    gvc::h264::EncodedFrame last;
+    enc.drain(last);
+    bytes += last.annexb.size();
+  }
   const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  std::printf("bench-h264enc %dx%d qp %d refs %d backend %s (reconstruction: %s), %d frames\n", w, h, qp,
-              refs, backend_name.c_str(), enc.reconstructor_name(), frames);
+  std::printf("bench-h264enc %dx%d qp %d refs %d backend %s (reconstruction: %s), %d frames%s\n", w, h, qp,
+              refs, backend_name.c_str(), enc.reconstructor_name(), frames,
+              pipelined ? ", pipelined (entropy coding behind the next frame; a P frame's time is its encode() call)" : "");
   std::printf("  median P frame %.2f ms: waiting for the last reference %.2f, analysis %.2f, decision %.2f (of "
               "which %.2f preparing on the GPU), reconstruction %.2f, entropy %.2f, dpb update %.2f\n",
               median(total), median(wait), median(analysis), median(decision), median(prep), median(recon),

@@ -34,6 +34,8 @@ Status Encoder::init(const EncoderParams& p, Backend* backend) {
   if (p.keyint_max < 1) return Status::error("keyint_max must be at least 1");
   if (p.slices < 1 || p.slices > ((p.width + 15) / 16) * ((p.height + 15) / 16))
     return Status::error("slices must be between 1 and the number of macroblocks");
+  entropy_.wait_idle();  // its job reads what follows
+  pending_ = EncodedFrame();
   params_ = p;
   mb_width_ = (p.width + 15) / 16;
   mb_height_ = (p.height + 15) / 16;
@@ -57,6 +59,7 @@ Status Encoder::init(const EncoderParams& p, Backend* backend) {
   rec_.alloc(mb_width_, mb_height_);
   dpb_.clear();
   mbs_.assign(size_t(mb_width_) * mb_height_, Macroblock());
+  coded_mbs_ = mbs_;
   slice_of_mb_.resize(mbs_.size());
   for (int s = 0, i = 0; i < int(mbs_.size()); i++) {
     while (int64_t(mbs_.size()) * (s + 1) / p.slices <= i) s++;
@@ -121,7 +124,7 @@ Status Encoder::motion_search(int num_refs, const PlaneView& src_luma) {
     for (int mx = 0; mx < mb_width_; mx++) {
       auto prev = [&](int x, int y, int bx, int by, int16_t v[2]) {
         if (x < 0 || y < 0 || x >= mb_width_) return false;
-        const Macroblock& m = mbs_[size_t(y) * mb_width_ + x];
+        const Macroblock& m = coded_mbs_[size_t(y) * mb_width_ + x];
         v[0] = is_intra(m.type) ? 0 : m.mv[4 * by + bx][0];
         v[1] = is_intra(m.type) ? 0 : m.mv[4 * by + bx][1];
         return true;
@@ -164,14 +167,30 @@ DecideFlags Encoder::decide_flags() const {
   return f;
 }
 
-void Encoder::count_stats(FrameStats& stats) const {
-  for (const Macroblock& mb : mbs_) {
+namespace {
+void count_stats(const std::vector<Macroblock>& mbs, FrameStats& stats) {
+  for (const Macroblock& mb : mbs) {
     stats.mb_type[int(mb.type)]++;
     if (mb.type == MbType::P8x8)
       for (int i = 0; i < 4; i++) stats.sub_mb_type[mb.sub_mb_type[i]]++;
     if (!is_intra(mb.type))
       for (int i = 0; i < 4; i++) stats.ref_idx[mb.ref_idx[i]]++;
   }
+}
+}  // namespace
+
+Status Encoder::set_pipelined(bool on) {
+  if (on == pipelined_) return Status();
+  entropy_.wait_idle();
+  if (pending_.present) return Status::error("an access unit is still held: drain() it first");
+  pipelined_ = on;
+  return Status();
+}
+
+void Encoder::drain(EncodedFrame& out) {
+  entropy_.wait_idle();
+  out = std::move(pending_);
+  pending_ = EncodedFrame();
 }
 
 Status Encoder::set_qp(int qp) {
@@ -203,13 +222,15 @@ double ms_since(std::chrono::steady_clock::time_point& t) {
 Status Encoder::encode(const FrameIn& in, bool force_idr, EncodedFrame& out) {
   if (mb_width_ == 0) return Status::error("encoder used before init");
   auto clock = std::chrono::steady_clock::now();
-  out.times = StageTimes();
+  // this frame's access unit: in `out`, or when pipelined in frame_ until its entropy coding
+  EncodedFrame& cur = pipelined_ ? frame_ : out;
+  cur = EncodedFrame();
   {
     // The last frame's reconstruction, which the analysis and decision read as a reference.
     Status st = recon_->finish();
     if (!st.ok()) return Status::error(std::string("reconstruction failed: ") + st.message());
-    out.times.recon_parts = recon_->last_run_times();
-    out.times.wait = ms_since(clock);
+    cur.times.recon_parts = recon_->last_run_times();
+    cur.times.wait = ms_since(clock);
   }
   load_source(in);
   PlaneView src_view[3];
@@ -223,14 +244,14 @@ Status Encoder::encode(const FrameIn& in, bool force_idr, EncodedFrame& out) {
     frame_num_ = 0;
     frames_since_idr_ = 0;
   }
-  out.annexb.clear();
-  out.idr = idr;
-  out.frame_num = frame_num_;
-  out.qp = params_.rc.qp;
-  out.stats = FrameStats();
+  cur.annexb.clear();
+  cur.idr = idr;
+  cur.frame_num = frame_num_;
+  cur.qp = params_.rc.qp;
+  cur.stats = FrameStats();
   // An IDR marks every reference unused (8.2.5.1); then the list holds what the window has.
   const int num_refs = idr ? 0 : std::min(int(dpb_.size()), params_.ref_frames);
-  out.stats.num_ref_idx_active = num_refs;
+  cur.stats.num_ref_idx_active = num_refs;
   if (prune_) {
     // Candidates from the edge-extended source, so every macroblock is covered.
     IntraCandidateField field{intra_cand_.data(), mb_width_, mb_height_, MemoryLocation::Host};
@@ -242,22 +263,22 @@ Status Encoder::encode(const FrameIn& in, bool force_idr, EncodedFrame& out) {
     if (!st.ok()) return st;
   }
 
-  out.times.analysis = ms_since(clock);
+  cur.times.analysis = ms_since(clock);
 
   BitWriter bw;
   if (params_.aud) {
     // 7.3.2.4: primary_pic_type 0 (I slices only) for an IDR, 1 (I or P) otherwise
     bw.put_bits(3, idr ? 0 : 1);
     bw.rbsp_trailing_bits();
-    write_annexb_nal(out.annexb, 0, NalUnitType::kAud, bw.bytes());
+    write_annexb_nal(cur.annexb, 0, NalUnitType::kAud, bw.bytes());
     bw.clear();
   }
   if (idr) {
     write_sps(bw, sps_);
-    write_annexb_nal(out.annexb, 3, NalUnitType::kSps, bw.bytes());
+    write_annexb_nal(cur.annexb, 3, NalUnitType::kSps, bw.bytes());
     bw.clear();
     write_pps(bw, pps_);
-    write_annexb_nal(out.annexb, 3, NalUnitType::kPps, bw.bytes());
+    write_annexb_nal(cur.annexb, 3, NalUnitType::kPps, bw.bytes());
     bw.clear();
   }
 
@@ -302,12 +323,8 @@ Status Encoder::encode(const FrameIn& in, bool force_idr, EncodedFrame& out) {
     Status st = recon_->decide(dj);
     if (!st.ok()) return Status::error(std::string("mode decision failed: ") + st.message());
   }
-  const int mb_count = mb_width_ * mb_height_;
-  // Slice `slice` holds macroblocks [first, last) in raster order.
-  auto slice_first = [&](int slice) { return int(int64_t(mb_count) * slice / params_.slices); };
-
-  out.times.decision = ms_since(clock);
-  out.times.decision_prep = recon_->last_prepare_ms();
+  cur.times.decision = ms_since(clock);
+  cur.times.decision_prep = recon_->last_prepare_ms();
 
   // Stage 2, reconstruction: residual coding, reconstruction and the loop filter, on the
   // backend's reconstructor (the GPU on a CUDA backend).
@@ -334,27 +351,8 @@ Status Encoder::encode(const FrameIn& in, bool force_idr, EncodedFrame& out) {
   Status st = recon_->run(job);
   if (!st.ok()) return Status::error(std::string("reconstruction failed: ") + st.message());
 
-  out.times.recon = ms_since(clock);
+  cur.times.recon = ms_since(clock);
 
-  // Stage 3, entropy coding: CAVLC of each slice, in pieces of a macroblock row on all
-  // cores (slice_data.h), each slice's NAL units then joined in order.
-  std::vector<BitWriter> slice_bits(static_cast<size_t>(params_.slices));
-  std::vector<SliceOut> slices(static_cast<size_t>(params_.slices));
-  for (int slice = 0; slice < params_.slices; slice++) {
-    SliceHeader ssh = sh;
-    ssh.first_mb_in_slice = slice_first(slice);
-    write_slice_header(slice_bits[size_t(slice)], sps_, pps_, ssh);
-    slices[size_t(slice)] = SliceOut{slice_first(slice), slice_first(slice + 1), &slice_bits[size_t(slice)]};
-  }
-  write_slices_data(mbs_.data(), mb_width_, mb_height_, slices.data(), params_.slices, !idr, num_refs);
-  for (BitWriter& sw : slice_bits) {
-    sw.rbsp_trailing_bits();
-    write_annexb_nal(out.annexb, sh.nal_ref_idc, idr ? NalUnitType::kSliceIdr : NalUnitType::kSliceNonIdr,
-                     sw.bytes());
-  }
-
-  out.times.entropy = ms_since(clock);
-  count_stats(out.stats);
   // Sliding window (8.2.5.3): the new reference enters in front, the oldest leaves.
   if (idr) dpb_.clear();
   RefPicture entering;
@@ -366,12 +364,56 @@ Status Encoder::encode(const FrameIn& in, bool force_idr, EncodedFrame& out) {
   if (rec_.mb_width != mb_width_ || rec_.mb_height != mb_height_) rec_.alloc(mb_width_, mb_height_);
   std::swap(entering.luma, rec_luma_);
   entering.id = next_pic_id_++;
-  out.times.reference = ms_since(clock);
+  cur.times.reference = ms_since(clock);
   dpb_.push_front(std::move(entering));
   if (idr) idr_pic_id_ = (idr_pic_id_ + 1) % 65536;
   frame_num_ = (frame_num_ + 1) % (1 << (sps_.log2_max_frame_num_minus4 + 4));
   frames_since_idr_++;
+
+  // Stage 3, entropy coding, here or (pipelined) on the entropy thread while the next frame
+  // goes through stages 1 and 2; this frame's decisions become the last frame's.
+  if (!pipelined_) {
+    code_slices(mbs_, sh, num_refs, out);
+    out.present = true;
+    std::swap(mbs_, coded_mbs_);
+    return Status();
+  }
+  entropy_.wait_idle();  // the last frame's, done while this one was decided
+  out = std::move(pending_);
+  pending_ = std::move(frame_);
+  frame_ = EncodedFrame();
+  std::swap(mbs_, coded_mbs_);
+  entropy_.push([this, sh, num_refs] {
+    code_slices(coded_mbs_, sh, num_refs, pending_);
+    pending_.present = true;
+  });
   return Status();
+}
+
+void Encoder::code_slices(const std::vector<Macroblock>& mbs, const SliceHeader& sh, int num_refs,
+                          EncodedFrame& out) {
+  auto clock = std::chrono::steady_clock::now();
+  const int mb_count = mb_width_ * mb_height_;
+  // Slice `slice` holds macroblocks [first, last) in raster order.
+  auto slice_first = [&](int slice) { return int(int64_t(mb_count) * slice / params_.slices); };
+  // CAVLC of each slice, in pieces of a macroblock row on all cores (slice_data.h), each
+  // slice's NAL units then joined in order.
+  std::vector<BitWriter> slice_bits(static_cast<size_t>(params_.slices));
+  std::vector<SliceOut> slices(static_cast<size_t>(params_.slices));
+  for (int slice = 0; slice < params_.slices; slice++) {
+    SliceHeader ssh = sh;
+    ssh.first_mb_in_slice = slice_first(slice);
+    write_slice_header(slice_bits[size_t(slice)], sps_, pps_, ssh);
+    slices[size_t(slice)] = SliceOut{slice_first(slice), slice_first(slice + 1), &slice_bits[size_t(slice)]};
+  }
+  write_slices_data(mbs.data(), mb_width_, mb_height_, slices.data(), params_.slices, !sh.idr, num_refs);
+  for (BitWriter& sw : slice_bits) {
+    sw.rbsp_trailing_bits();
+    write_annexb_nal(out.annexb, sh.nal_ref_idc, sh.idr ? NalUnitType::kSliceIdr : NalUnitType::kSliceNonIdr,
+                     sw.bytes());
+  }
+  count_stats(mbs, out.stats);
+  out.times.entropy = ms_since(clock);
 }
 
 void Encoder::recon_i420(std::vector<uint8_t>& out) const {

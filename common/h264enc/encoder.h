@@ -15,6 +15,7 @@
 #include "common/h264enc/mc.h"
 #include "common/h264enc/params.h"
 #include "common/h264enc/picture.h"
+#include "common/util/job_thread.h"
 #include "common/util/status.h"
 
 namespace gvc::h264 {
@@ -46,11 +47,12 @@ struct StageTimes {
   // The last frame's reconstruction by part, where the reconstructor measures them (complete
   // only once this frame starts).
   FrameReconstructor::RunTimes recon_parts;
-  double entropy = 0;    // CAVLC of the slices (CPU, all cores)
+  double entropy = 0;    // CAVLC of the slices (CPU, all cores; pipelined: behind the next frame)
   double reference = 0;  // the sliding window's update
 };
 
 struct EncodedFrame {
+  bool present = false;         // false: no access unit (a pipelined encoder's first frame)
   std::vector<uint8_t> annexb;  // one access unit: SPS and PPS before an IDR, then the slices
   bool idr = false;
   int frame_num = 0;
@@ -64,8 +66,18 @@ class Encoder {
   // Checks and takes the parameters; the next frame is an IDR. Motion search runs on
   // `backend` (which must outlive the encoder), or on a CPU backend of its own when null.
   Status init(const EncoderParams& params, Backend* backend = nullptr);
-  // Encodes one frame; `force_idr` makes it an IDR.
+  // Encodes one frame; `force_idr` makes it an IDR. `out` receives its access unit, or when
+  // pipelined, the previous frame's (none after the first frame, out.present false).
   Status encode(const FrameIn& in, bool force_idr, EncodedFrame& out);
+  // Seed 003's frame-level pipeline: when on, encode() returns once the frame's entropy coding
+  // has started on a thread of the encoder's own, which codes it while the next frame is
+  // analysed, decided and reconstructed; each access unit then comes out of the next encode()
+  // or drain(). Same bits either way. Off by default (no frame held back: tune=zerolatency).
+  // Fails while an access unit is held (drain() first).
+  Status set_pipelined(bool on);
+  bool pipelined() const { return pipelined_; }
+  // The access unit a pipelined encoder still holds (out.present false: none). init() drops it.
+  void drain(EncodedFrame& out);
   // Whether the next frame is an IDR even when none is forced (first frame, key-int-max).
   bool idr_due() const {
     return dpb_.empty() || !params_.analyse.inter || frames_since_idr_ >= params_.keyint_max;
@@ -83,12 +95,14 @@ class Encoder {
   // Which reconstruction stage runs ("cpu" or the backend's).
   const char* reconstructor_name() const { return recon_ ? recon_->name() : ""; }
   // The last frame's macroblocks in raster order.
-  const std::vector<Macroblock>& macroblocks() const { return mbs_; }
+  const std::vector<Macroblock>& macroblocks() const { return coded_mbs_; }
 
  private:
   void load_source(const FrameIn& in);
   Status motion_search(int num_refs, const PlaneView& src_luma);
-  void count_stats(FrameStats& stats) const;
+  // Stage 3: the CAVLC slices of the frame whose macroblocks are `mbs`, appended to
+  // out.annexb, with out.stats and out.times.entropy.
+  void code_slices(const std::vector<Macroblock>& mbs, const SliceHeader& sh, int num_refs, EncodedFrame& out);
   DecideFlags decide_flags() const;
 
   EncoderParams params_;
@@ -100,7 +114,8 @@ class Encoder {
   // Short-term reference frames, most recent first (RefPicList0's default order for P
   // frames); a sliding window of params.ref_frames (8.2.5.3). Empty until the first IDR.
   std::deque<RefPicture> dpb_;
-  std::vector<Macroblock> mbs_;
+  std::vector<Macroblock> mbs_;        // this frame's, as decided
+  std::vector<Macroblock> coded_mbs_;  // the last frame's (the ME predictors; pipelined: being coded)
   std::vector<uint16_t> slice_of_mb_;   // slice index of each macroblock
   std::unique_ptr<Backend> own_backend_;
   std::unique_ptr<MotionSearch> me_;
@@ -114,6 +129,10 @@ class Encoder {
   int frames_since_idr_ = 0;
   uint64_t next_pic_id_ = 1;  // RefPicture::id of the next reconstruction
   int idr_pic_id_ = 0;
+  bool pipelined_ = false;
+  EncodedFrame frame_;    // pipelined: the frame being encoded, until its entropy coding starts
+  EncodedFrame pending_;  // pipelined: the frame the entropy thread codes (or coded)
+  JobThread entropy_;     // last: destroyed first, finishing its job
 };
 
 }  // namespace gvc::h264

@@ -13,8 +13,8 @@
 #include "common/hevcdec/loop_filter.h"
 #include "common/hevcdec/params.h"
 #include "common/hevcdec/recon.h"
-#include "common/hevcdec/recon_stage.h"
 #include "common/hevcdec/slice_decoder.h"
+#include "common/util/job_thread.h"
 
 namespace gvc::hevc {
 namespace {
@@ -106,7 +106,7 @@ struct Decoder::Impl {
   bool stage_failed = false;   // the stage's thread only: a call failed, later jobs do nothing
   std::mutex stage_error_mutex;
   std::string stage_error;     // the first failure on the stage's thread
-  ReconStage stage;            // last: destroyed first, running what is queued
+  JobThread stage;             // last: destroyed first, running what is queued
 
   ~Impl() { gst_h265_parser_free(parser); }
 

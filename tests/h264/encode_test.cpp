@@ -340,6 +340,66 @@ TEST(EncodePartitions, SaveBitsAgainst16x16Only) {
   EXPECT_GT(qparts, q16 - 0.05);
 }
 
+// The frame-level pipeline (Encoder::set_pipelined): every access unit comes one encode()
+// later (the first call gives none, drain() the last) and is the one the encoder gives
+// without the pipeline, byte for byte, through IDRs (key-int and forced), a QP change, two
+// slices and two references; an encoder holding a frame refuses to leave the pipeline.
+TEST(EncodePipeline, SameAccessUnitsOneCallLater) {
+  const std::string ffmpeg = test::find_ffmpeg(), clip = test::find_test_clip();
+  ASSERT_FALSE(ffmpeg.empty());
+  ASSERT_FALSE(clip.empty());
+  test::TempDir dir;
+  Case c{"pipe", 176, 144, 30, 12, true, true, true, 0};
+  std::vector<uint8_t> src;
+  make_source(c, ffmpeg, clip, dir.path(), src);
+  if (HasFatalFailure()) return;
+  const size_t frame_size = size_t(c.width) * c.height * 3 / 2;
+  EncoderParams p;
+  p.width = c.width;
+  p.height = c.height;
+  p.rc.qp = c.qp;
+  p.ref_frames = 2;
+  p.slices = 2;
+  p.keyint_max = 5;
+  auto encode = [&](Encoder& enc, int f, EncodedFrame& out) {
+    const uint8_t* y = src.data() + f * frame_size;
+    FrameIn in{{y, y + c.width * c.height, y + c.width * c.height * 5 / 4}, {c.width, c.width / 2, c.width / 2}};
+    if (f == 9) ASSERT_TRUE(enc.set_qp(34).ok());
+    ASSERT_TRUE(enc.encode(in, f == 7, out).ok());
+  };
+  Encoder plain, piped;
+  ASSERT_TRUE(plain.init(p).ok());
+  ASSERT_TRUE(piped.init(p).ok());
+  ASSERT_TRUE(piped.set_pipelined(true).ok());
+  std::vector<EncodedFrame> want(size_t(c.frames)), got;
+  for (int f = 0; f < c.frames; f++) {
+    encode(plain, f, want[size_t(f)]);
+    EXPECT_TRUE(want[size_t(f)].present);
+    EncodedFrame out;
+    encode(piped, f, out);
+    EXPECT_EQ(out.present, f > 0) << "frame " << f;
+    if (out.present) got.push_back(std::move(out));
+  }
+  EXPECT_FALSE(piped.set_pipelined(false).ok()) << "left the pipeline with a frame held";
+  EncodedFrame last;
+  piped.drain(last);
+  ASSERT_TRUE(last.present);
+  got.push_back(std::move(last));
+  piped.drain(last);
+  EXPECT_FALSE(last.present) << "drained twice";
+  EXPECT_TRUE(piped.set_pipelined(false).ok());
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t f = 0; f < want.size(); f++) {
+    EXPECT_EQ(got[f].idr, want[f].idr) << "frame " << f;
+    EXPECT_EQ(got[f].frame_num, want[f].frame_num) << "frame " << f;
+    EXPECT_EQ(got[f].qp, want[f].qp) << "frame " << f;
+    EXPECT_EQ(got[f].stats.count(MbType::PSkip), want[f].stats.count(MbType::PSkip)) << "frame " << f;
+    EXPECT_TRUE(got[f].annexb == want[f].annexb) << "frame " << f << ": " << got[f].annexb.size() << " vs "
+                                                 << want[f].annexb.size() << " bytes";
+  }
+  EXPECT_TRUE(want[5].idr && want[7].idr && want[0].idr && !want[6].idr);
+}
+
 INSTANTIATE_TEST_SUITE_P(H264, EncodeVsFfmpeg, ::testing::ValuesIn(kCases),
                          [](const ::testing::TestParamInfo<Case>& info) { return std::string(info.param.name); });
 

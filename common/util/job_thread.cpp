@@ -1,9 +1,9 @@
-// recon_stage.cpp: the reconstructor's thread: jobs in the order queued, tickets counted as they finish
-#include "common/hevcdec/recon_stage.h"
+// job_thread.cpp: the kept thread: jobs in the order queued, tickets counted as they finish
+#include "common/util/job_thread.h"
 
-namespace gvc::hevc {
+namespace gvc {
 
-ReconStage::~ReconStage() {
+JobThread::~JobThread() {
   {
     std::lock_guard<std::mutex> lock(mutex_);
     quit_ = true;
@@ -12,28 +12,28 @@ ReconStage::~ReconStage() {
   if (thread_.joinable()) thread_.join();
 }
 
-uint64_t ReconStage::push(std::function<void()> job, std::function<void()> enter) {
+uint64_t JobThread::push(std::function<void()> job, std::function<void()> enter) {
   {
     std::lock_guard<std::mutex> lock(mutex_);
     jobs_.push_back(Job{std::move(job), std::move(enter)});
     ++queued_;
-    if (!thread_.joinable()) thread_ = std::thread(&ReconStage::loop, this);
+    if (!thread_.joinable()) thread_ = std::thread(&JobThread::loop, this);
   }
   wake_.notify_one();
   return queued_;
 }
 
-uint64_t ReconStage::done() const {
+uint64_t JobThread::done() const {
   std::lock_guard<std::mutex> lock(mutex_);
   return done_;
 }
 
-void ReconStage::wait(uint64_t ticket) {
+void JobThread::wait(uint64_t ticket) {
   std::unique_lock<std::mutex> lock(mutex_);
   finished_.wait(lock, [&] { return done_ >= ticket; });
 }
 
-void ReconStage::loop() {
+void JobThread::loop() {
   std::unique_lock<std::mutex> lock(mutex_);
   for (;;) {
     wake_.wait(lock, [&] { return quit_ || !jobs_.empty(); });
@@ -49,4 +49,4 @@ void ReconStage::loop() {
   }
 }
 
-}  // namespace gvc::hevc
+}  // namespace gvc

@@ -1,4 +1,4 @@
-// recon_stage.h: one thread that makes a decoder's reconstructor calls in decoding order, behind the parse of the next picture
+// job_thread.h: one kept thread running jobs in the order they were queued, each with a ticket to wait for (the HEVC decoder's reconstruction behind its parse, the H.264 encoder's entropy coding behind the next frame)
 #pragma once
 
 #include <condition_variable>
@@ -8,17 +8,17 @@
 #include <mutex>
 #include <thread>
 
-namespace gvc::hevc {
+namespace gvc {
 
 // Jobs run one at a time, in the order they were queued, on a thread started with the first
 // one. Each queued job has a ticket (1, 2, ...); a job is done when its ticket is at most
 // done(). Whatever a job wrote is visible to the thread that saw it done (wait(), done()).
-class ReconStage {
+class JobThread {
  public:
-  ReconStage() = default;
-  ~ReconStage();  // runs what is queued, then stops the thread
-  ReconStage(const ReconStage&) = delete;
-  ReconStage& operator=(const ReconStage&) = delete;
+  JobThread() = default;
+  ~JobThread();  // runs what is queued, then stops the thread
+  JobThread(const JobThread&) = delete;
+  JobThread& operator=(const JobThread&) = delete;
 
   // Queues `job`; `enter` (may be empty) runs on the stage's thread just before it, e.g. to
   // make the caller's device context current there. Returns the job's ticket.
@@ -47,4 +47,4 @@ class ReconStage {
   bool quit_ = false;
 };
 
-}  // namespace gvc::hevc
+}  // namespace gvc
