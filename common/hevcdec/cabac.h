@@ -79,6 +79,8 @@ class CabacEngine {
     refill();
     const unsigned s = state;
     const uint32_t lps = kCabacStates.lps[(range_ >> 6) & 3][s];
+    // both successors read before the symbol is known: off the path from one bin to the next
+    const uint32_t next_mps = kCabacStates.next[0][s], next_lps = kCabacStates.next[1][s];
     uint32_t range = range_ - lps;
     const uint64_t scaled = uint64_t(range) << kFrac;
     const unsigned is_lps = value_ >= scaled;
@@ -86,7 +88,7 @@ class CabacEngine {
     const uint32_t lps_mask = 0 - is_lps;
     value_ -= scaled & (0 - uint64_t(is_lps));
     range ^= (range ^ lps) & lps_mask;
-    state = kCabacStates.next[is_lps][s];
+    state = uint8_t(next_mps ^ ((next_mps ^ next_lps) & lps_mask));
     const int shift = __builtin_clz(range) - 23;  // RenormD: doubled up to 256..510
     range_ = range << shift;
     value_ <<= shift;
