@@ -40,12 +40,15 @@ double RateControl::fill_rate_bps() const {
 
 void RateControl::set_bitrate(int bitrate_kbps, int max_bitrate_kbps) {
   if (bitrate_kbps == p_.bitrate_kbps && max_bitrate_kbps == p_.max_bitrate_kbps) return;
-  double level = size_ > 0 ? fullness_ / size_ : p_.vbv_init;
+  const double old_size = size_;
+  auto level = [&](double f) { return old_size > 0 ? f / old_size : p_.vbv_init; };
+  const double fullness_level = level(fullness_), unplanned_level = level(fullness_unplanned_);
   p_.bitrate_kbps = bitrate_kbps;
   p_.max_bitrate_kbps = max_bitrate_kbps;
   // The buffer keeps its duration and its relative fullness; the average restarts.
   size_ = fill_rate_bps() * p_.vbv_buffer_ms / 1000.0;
-  fullness_ = size_ * level;
+  fullness_ = size_ * fullness_level;
+  fullness_unplanned_ = size_ * unplanned_level;
   avg_error_ = 0;
 }
 
@@ -84,8 +87,18 @@ int RateControl::frame_qp(bool idr) {
   return qp;
 }
 
+void RateControl::planned(bool idr, int qp) {
+  if (p_.mode == RcMode::Cqp) return;
+  const double bits = complexity_[idr] > 0 ? predict(idr, qp) : 1000.0 * p_.bitrate_kbps / p_.fps;
+  planned_ = true;
+  fullness_unplanned_ = fullness_;
+  fullness_ = std::clamp(fullness_ - bits + fill_rate_bps() / p_.fps, 0.0, size_);
+}
+
 void RateControl::update(bool idr, int qp, int64_t bits) {
   if (p_.mode == RcMode::Cqp) return;
+  if (planned_) fullness_ = fullness_unplanned_;  // the prediction gives way to the size
+  planned_ = false;
   double c = double(bits) / qstep_bits(qp);
   complexity_[idr] = complexity_[idr] > 0 ? (1 - kLearn) * complexity_[idr] + kLearn * c : c;
   if (!idr) last_p_qp_ = qp;

@@ -50,6 +50,11 @@ class RateControl {
   int frame_qp(bool idr);
   // Accounts for a coded frame of `bits` bits at `qp`.
   void update(bool idr, int qp, int64_t bits);
+  // A pipelined encoder (Encoder::set_pipelined) knows a frame's size only after the next
+  // frame's QP is chosen: planned() accounts for the frame just given to the encoder at its
+  // predicted size, and its update() later replaces that with what it took. At most one frame
+  // is planned at a time.
+  void planned(bool idr, int qp);
 
   // The VBV before the next frame, in bits, and its size.
   double vbv_fullness() const { return fullness_; }
@@ -68,6 +73,8 @@ class RateControl {
   int last_p_qp_ = -1;             // the last P frame's QP; -1 until one is coded
   double avg_error_ = 0;           // Vbr: the running excess of coded bits over the average
   int underflows_ = 0;
+  bool planned_ = false;         // a frame is counted at its predicted size...
+  double fullness_unplanned_ = 0;  // ...and this was the VBV before it
 };
 
 }  // namespace gvc::h264

@@ -625,6 +625,8 @@ fill_params (GvcCudaH264Enc * self, gvc::h264::EncoderParams & p)
   }
 }
 
+static GstFlowReturn gvc_cuda_h264_enc_push_held (GvcCudaH264Enc * self);
+
 static gboolean
 gvc_cuda_h264_enc_set_format (GstVideoEncoder * enc, GstVideoCodecState * state)
 {
@@ -703,12 +705,20 @@ gvc_cuda_h264_enc_set_format (GstVideoEncoder * enc, GstVideoCodecState * state)
     params.rc.qp = rcp.qp;
   }
 
+  /* The frame the pipeline still holds goes out first, under the caps it was coded for. */
+  if (e->configured && gvc_cuda_h264_enc_push_held (self) != GST_FLOW_OK)
+    return FALSE;
+  GST_OBJECT_LOCK (self);
+  const bool pipelined = self->tune != GVC_H264_TUNE_ZEROLATENCY;
+  GST_OBJECT_UNLOCK (self);
   {
 #if GVC_CUDAMV_CUDA
     GvcCudaContextGuard guard (self->context);
 #endif
     /* A new size starts afresh: init() makes the next frame an IDR with new SPS/PPS. */
     gvc::Status st = e->encoder.init (params, e->backend.get ());
+    if (st.ok ())
+      st = e->encoder.set_pipelined (pipelined);
     if (!st.ok ()) {
       GST_ELEMENT_ERROR (self, LIBRARY, SETTINGS,
           ("cudah264enc cannot encode this stream: %s.", st.message ().c_str ()),
@@ -743,8 +753,14 @@ gvc_cuda_h264_enc_set_format (GstVideoEncoder * enc, GstVideoCodecState * state)
   }
   gst_video_codec_state_unref (out);
 
-  /* Every frame is coded and pushed within handle_frame: nothing is held back. */
-  gst_video_encoder_set_latency (enc, 0, 0);
+  /* tune=zerolatency: every frame is coded and pushed within its handle_frame. Otherwise
+   * the frame-level pipeline holds one frame: its slices are coded while the next frame is
+   * analysed, and it is pushed by the next handle_frame (or at EOS). */
+  GstClockTime latency = 0;
+  if (pipelined && GST_VIDEO_INFO_FPS_N (info) > 0)
+    latency = gst_util_uint64_scale (GST_SECOND, GST_VIDEO_INFO_FPS_D (info),
+        GST_VIDEO_INFO_FPS_N (info));
+  gst_video_encoder_set_latency (enc, latency, latency);
 
   return gst_video_encoder_negotiate (enc);
 }
@@ -816,6 +832,46 @@ make_output (const std::vector<uint8_t> &annexb, bool avc)
     out.insert (out.end (), nal.begin (), nal.end ());
   }
   return gst_buffer_new_memdup (out.data (), out.size ());
+}
+
+/* Finishes the oldest frame still pending in the base class with the access unit `out`
+ * (its frame: the pipeline gives them in order), accounting for its size in the rate
+ * control. */
+static GstFlowReturn
+gvc_cuda_h264_enc_finish_oldest (GvcCudaH264Enc * self,
+    const gvc::h264::EncodedFrame & out)
+{
+  GstVideoEncoder *enc = GST_VIDEO_ENCODER (self);
+  Engine *e = self->engine;
+
+  e->rc.update (out.idr, out.qp, (int64_t) out.annexb.size () * 8);  /* cqp: nothing */
+  GstVideoCodecFrame *frame = gst_video_encoder_get_oldest_frame (enc);
+  if (!frame) {
+    GST_WARNING_OBJECT (self, "An access unit without a frame: dropped");
+    return GST_FLOW_OK;
+  }
+  GST_LOG_OBJECT (self, "frame %u: %s qp %d, %zu bytes",
+      frame->system_frame_number, out.idr ? "IDR" : "P", out.qp,
+      out.annexb.size ());
+  frame->output_buffer = make_output (out.annexb, e->avc);
+  if (out.idr)
+    GST_VIDEO_CODEC_FRAME_SET_SYNC_POINT (frame);
+  else
+    GST_VIDEO_CODEC_FRAME_UNSET_SYNC_POINT (frame);
+  return gst_video_encoder_finish_frame (enc, frame);  /* takes get_oldest_frame's reference */
+}
+
+/* Pushes the access unit the pipeline holds, if any (EOS, new caps). */
+static GstFlowReturn
+gvc_cuda_h264_enc_push_held (GvcCudaH264Enc * self)
+{
+  Engine *e = self->engine;
+  gvc::h264::EncodedFrame out;
+
+  if (!e || !e->configured || e->failed)
+    return GST_FLOW_OK;
+  e->encoder.drain (out);
+  return out.present ? gvc_cuda_h264_enc_finish_oldest (self, out) : GST_FLOW_OK;
 }
 
 static GstFlowReturn
@@ -906,6 +962,8 @@ gvc_cuda_h264_enc_handle_frame (GstVideoEncoder * enc,
   }
   gst_video_frame_unmap (&vframe);
   if (!st.ok ()) {
+    /* the frame before was coded whole: it goes out before the error */
+    gvc_cuda_h264_enc_push_held (self);
     GST_ELEMENT_ERROR (self, LIBRARY, ENCODE,
         ("Encoding a frame failed: %s.", st.message ().c_str ()),
         ("%s backend, frame %u", e->backend->name (),
@@ -915,24 +973,19 @@ gvc_cuda_h264_enc_handle_frame (GstVideoEncoder * enc,
     return GST_FLOW_ERROR;
   }
   e->force_idr = false;
-  if (!cqp)
-    e->rc.update (out.idr, out.qp, (int64_t) out.annexb.size () * 8);
-  GST_LOG_OBJECT (self, "frame %u: %s qp %d, %zu bytes",
-      frame->system_frame_number, out.idr ? "IDR" : "P", out.qp,
-      out.annexb.size ());
 
   if (!gvc_cuda_h264_enc_write_recon (self)) {
     gst_video_encoder_finish_frame (enc, frame);
     return GST_FLOW_ERROR;
   }
 
-  frame->output_buffer = make_output (out.annexb, e->avc);
-  if (out.idr)
-    GST_VIDEO_CODEC_FRAME_SET_SYNC_POINT (frame);
-  else
-    GST_VIDEO_CODEC_FRAME_UNSET_SYNC_POINT (frame);
-
-  return gst_video_encoder_finish_frame (enc, frame);
+  /* Pipelined, `out` is the frame before (none after the first), and this one is held
+   * at its predicted size until its own comes out. */
+  GstFlowReturn ret = out.present ?
+      gvc_cuda_h264_enc_finish_oldest (self, out) : GST_FLOW_OK;
+  if (e->encoder.pipelined ())
+    e->rc.planned (idr, e->qp);  /* cqp: nothing */
+  return ret;
 }
 
 static gboolean
@@ -940,18 +993,21 @@ gvc_cuda_h264_enc_flush (GstVideoEncoder * enc)
 {
   GvcCudaH264Enc *self = GVC_CUDA_H264_ENC (enc);
 
-  /* What follows a flush may not follow what came before it: start with an IDR. */
-  if (self->engine)
+  /* What follows a flush may not follow what came before it: start with an IDR. The
+   * frame the pipeline holds is dropped with the base class's pending frames. */
+  if (self->engine) {
+    gvc::h264::EncodedFrame dropped;
+    self->engine->encoder.drain (dropped);
     self->engine->force_idr = true;
+  }
   return TRUE;
 }
 
 static GstFlowReturn
 gvc_cuda_h264_enc_finish (GstVideoEncoder * enc)
 {
-  /* Each frame is finished in handle_frame: at EOS nothing is left to drain. */
-  (void) enc;
-  return GST_FLOW_OK;
+  /* At EOS: the frame the pipeline holds (none with tune=zerolatency). */
+  return gvc_cuda_h264_enc_push_held (GVC_CUDA_H264_ENC (enc));
 }
 
 static void
@@ -1021,7 +1077,7 @@ gvc_cuda_h264_enc_class_init (GvcCudaH264EncClass * klass)
           GVC_TYPE_H264_INTRA_PRUNING, DEFAULT_INTRA_PRUNING, rw_ready));
   g_object_class_install_property (gobject_class, PROP_TUNE,
       g_param_spec_enum ("tune", "Tune",
-          "zerolatency: hold no frame back (the encoder currently never does)",
+          "zerolatency: hold no frame back (otherwise one frame is held: its slices are coded while the next frame is analysed)",
           GVC_TYPE_H264_TUNE, DEFAULT_TUNE, rw_ready));
   g_object_class_install_property (gobject_class, PROP_RECON_LOCATION,
       g_param_spec_string ("recon-location", "Reconstruction location",

@@ -103,6 +103,52 @@ TEST(RateControl, RateModesIdrFollowsPFrameQp) {
   }
 }
 
+// Pipelined (the encoder's frame-level pipeline): each frame's QP is chosen while the frame
+// before is still being coded, counted at its predicted size (planned()), its real size
+// given one frame late. The rate stays within 5 % and the VBV never underflows; and once a
+// frame's size is in, the VBV is exactly that of a rate control given every size in time.
+TEST(RateControl, PipelinedFeedbackKeepsTheRateAndTheVbv) {
+  for (RcMode mode : {RcMode::Cbr, RcMode::Vbr}) {
+    RateControlParams p;
+    p.mode = mode;
+    p.qp = 30;
+    p.bitrate_kbps = 500;
+    p.fps = 25;
+    p.vbv_buffer_ms = 2000;
+    RateControl rc, in_time;
+    rc.init(p);
+    in_time.init(p);
+    ModelSource src;
+    const int n = 500, keyint = 50;
+    double total = 0;
+    bool held_idr = false;
+    int held_qp = 0;
+    double held_bits = 0;
+    for (int f = 0; f <= n; f++, src.frame++) {
+      const bool idr = f % keyint == 0;
+      const int qp = f < n ? rc.frame_qp(idr) : 0;
+      if (f > 0) {  // the frame before is coded now
+        rc.update(held_idr, held_qp, int64_t(held_bits));
+        in_time.update(held_idr, held_qp, int64_t(held_bits));
+        EXPECT_NEAR(rc.vbv_fullness(), in_time.vbv_fullness(), 1e-6) << "frame " << f - 1;
+        if (f == 200) {  // a bitrate change between the planned frame and its size
+          rc.set_bitrate(400, 0);
+          in_time.set_bitrate(400, 0);
+        }
+      }
+      if (f == n) break;
+      rc.planned(idr, qp);
+      held_idr = idr;
+      held_qp = qp;
+      held_bits = src.bits(idr, qp);
+      if (f >= 300) total += held_bits;
+    }
+    EXPECT_EQ(rc.underflows(), 0) << (mode == RcMode::Cbr ? "cbr" : "vbr");
+    const double kbps = total / 1000 / ((n - 300) / p.fps);
+    EXPECT_NEAR(kbps, 400, 400 * 0.05) << (mode == RcMode::Cbr ? "cbr" : "vbr");
+  }
+}
+
 // A larger ip-factor spends more of the same rate on IDRs: their QP falls against the P frames'.
 TEST(RateControl, IpFactorMovesBitsToIdrs) {
   auto idr_minus_p = [](double ipf) {
