@@ -225,6 +225,8 @@ Status Encoder::encode(const FrameIn& in, bool force_idr, EncodedFrame& out) {
   // this frame's access unit: in `out`, or when pipelined in frame_ until its entropy coding
   EncodedFrame& cur = pipelined_ ? frame_ : out;
   cur = EncodedFrame();
+  // The source first: the copy runs on the CPU while the GPU still filters the last frame.
+  load_source(in);
   {
     // The last frame's reconstruction, which the analysis and decision read as a reference.
     Status st = recon_->finish();
@@ -232,7 +234,6 @@ Status Encoder::encode(const FrameIn& in, bool force_idr, EncodedFrame& out) {
     cur.times.recon_parts = recon_->last_run_times();
     cur.times.wait = ms_since(clock);
   }
-  load_source(in);
   PlaneView src_view[3];
   {
     Status st = recon_->upload_source(src_, src_view);

@@ -364,7 +364,9 @@ TEST(EncodePipeline, SameAccessUnitsOneCallLater) {
   auto encode = [&](Encoder& enc, int f, EncodedFrame& out) {
     const uint8_t* y = src.data() + f * frame_size;
     FrameIn in{{y, y + c.width * c.height, y + c.width * c.height * 5 / 4}, {c.width, c.width / 2, c.width / 2}};
-    if (f == 9) ASSERT_TRUE(enc.set_qp(34).ok());
+    if (f == 9) {
+      ASSERT_TRUE(enc.set_qp(34).ok());
+    }
     ASSERT_TRUE(enc.encode(in, f == 7, out).ok());
   };
   Encoder plain, piped;
