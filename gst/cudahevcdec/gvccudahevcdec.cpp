@@ -540,9 +540,13 @@ gvc_cuda_hevc_dec_ensure_output (GvcCudaHevcDec * self,
   gst_video_codec_state_unref (out);
   s->cuda_output = cuda;
 #if GVC_CUDAMV_CUDA
-  /* later pictures stay on the GPU until they are copied into CUDA memory */
+  /* Later pictures stay on the GPU until they are copied into CUDA memory, and under
+   * backend=cuda also into system memory (converted on the GPU, the reconstruction behind
+   * the next picture's parse): a GPU failure ends the stream there anyway. Under
+   * backend=auto, system memory keeps each picture on the host too, so that the CPU can go
+   * on from there. */
   if (s->cuda_recon)
-    s->cuda_recon->set_keep_pictures (cuda);
+    s->cuda_recon->set_keep_pictures (cuda || self->backend == GVC_BACKEND_CUDA);
 #endif
   if (!gst_video_decoder_negotiate (decoder))
     return FALSE;
