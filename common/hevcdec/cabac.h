@@ -62,14 +62,13 @@ void cabac_init_contexts(CabacContexts& ctx, int init_type, int slice_qp_y);
 
 // The arithmetic decoder over an RBSP byte range (emulation prevention already removed).
 //
-// value_ holds the 9-bit ivlOffset of 9.3.4.3 as an integer part above bit kFrac (bit 63 is
-// left free for the doubling of a bypass bin), then the stream bits that follow it, already
-// read, then a single 1 bit that marks where they end, then zeros. RenormD's
-// "ivlOffset = (ivlOffset << 1) | read_bits(1)" is then value_ <<= 1, and a comparison of
-// ivlOffset with a range is one of value_ with the range << kFrac (the bits below kFrac only
-// break ties in favour of the larger value, never). Four bytes are read at once when the low 32
-// bits hold the marker no more (fewer than 22 bits read ahead); past the end of the data the
-// stream reads as zeros, as read_bits would.
+// value_ holds the 9-bit ivlOffset of 9.3.4.3 in its bits kFrac and up (bit 63 is left free for
+// the doubling of a bypass bin), below it the stream bits already read that follow it, then a
+// single 1 bit that marks where those end, then zeros. RenormD's
+// "ivlOffset = (ivlOffset << 1) | read_bits(1)" is then value_ <<= 1, and ivlOffset >= range
+// is value_ >= range << kFrac (the bits below kFrac cannot change that outcome). Four bytes are
+// read at once when the marker has left the low 32 bits (fewer than 22 bits read ahead); past
+// the end of the data the stream reads as zeros, as read_bits would.
 class CabacEngine {
  public:
   // 9.3.2.5: starts decoding at byte `pos` of data[0..size).
@@ -111,9 +110,9 @@ class CabacEngine {
     return (v << n) | decode_bypass_bits_16(n);
   }
   // The next 16 bypass bins (9.3.4.3.4), first bin most significant, without decoding them:
-  // the bins of a run of bypass decoding are the digits of ivlOffset and the bits after it
-  // divided by ivlCurrRange, which a bypass bin leaves as it is. skip_bypass_bits() then
-  // decodes the first n of them.
+  // n bypass bins are the quotient of ivlOffset followed by the next n stream bits by
+  // ivlCurrRange (which bypass decoding leaves as it is), the remainder the ivlOffset after
+  // them. skip_bypass_bits() then decodes the first n of the 16.
   uint32_t peek_bypass_bits_16() {
     refill();
     return uint32_t(value_ >> (kFrac - 16)) / range_;

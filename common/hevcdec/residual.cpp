@@ -58,7 +58,8 @@ constexpr SubBlockTables kSubBlock = make_sub_block_tables();
 // [flag][greater1Ctx before]
 constexpr uint8_t kNextGreater1Ctx[2][4] = {{0, 2, 3, 3}, {0, 0, 0, 0}};
 
-__attribute__((always_inline)) inline int last_sig_coeff_position(ResidualSyntax& rd, int prefix) {  // 7.4.9.11 LastSignificantCoeffX/Y
+// 7.4.9.11 LastSignificantCoeffX/Y from the prefix (and the suffix it needs)
+__attribute__((always_inline)) inline int last_sig_coeff_position(ResidualSyntax& rd, int prefix) {
   if (prefix <= 3) return prefix;
   const int suffix = rd.last_sig_coeff_suffix(prefix);
   return (1 << ((prefix >> 1) - 1)) * (2 + (prefix & 1)) + suffix;

@@ -122,13 +122,14 @@ int SyntaxReader::cu_qp_delta_abs() {
   return v;
 }
 
-// 9.3.3.11 with a prefix longer than 16 bins less the suffix's.
+// 9.3.3.11 bin by bin, for the binarisations longer than the 16 bins coeff_abs_level_remaining()
+// decodes at once.
 int ResidualSyntax::coeff_abs_level_remaining_long(CabacEngine& e, int c_rice_param) {
   // TransCoeffLevel lies in -32768..32767 (7.4.9.11), so the prefix is at most 17: a longer one
   // is a damaged stream (and would overflow the int value)
   int prefix = 0;
   while (prefix < 18 && e.decode_bypass()) ++prefix;
-  if (prefix <= 3)  // not here from coeff_abs_level_remaining(); kept for the binarisation's sake
+  if (prefix <= 3)  // never from coeff_abs_level_remaining(), kept for the whole binarisation
     return (prefix << c_rice_param) + static_cast<int>(e.decode_bypass_bits(c_rice_param));
   const int k = prefix - 3 + c_rice_param;
   return (((1 << (prefix - 3)) + 3 - 1) << c_rice_param) + static_cast<int>(e.decode_bypass_bits(k));
