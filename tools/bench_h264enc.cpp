@@ -126,7 +126,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "bench-h264enc: %s\n", st.message().c_str());
     return 1;
   }
-  std::vector<double> total, wait, analysis, decision, prep, recon, entropy, reference, up, inter, intra, dbk, planes, down;
+  std::vector<double> total, wait, analysis, analysis_upload, decision, prep, recon, entropy, reference, up, inter, intra, dbk, planes, down;
   size_t bytes = 0;
   const auto start = std::chrono::steady_clock::now();
   for (int i = 0; i < frames; i++) {
@@ -152,6 +152,7 @@ int main(int argc, char** argv) {
     total.push_back(ms);
     wait.push_back(out.times.wait);
     analysis.push_back(out.times.analysis);
+    analysis_upload.push_back(out.times.analysis_upload);
     decision.push_back(out.times.decision);
     prep.push_back(out.times.decision_prep);
     recon.push_back(out.times.recon);
@@ -173,9 +174,10 @@ int main(int argc, char** argv) {
   std::printf("bench-h264enc %dx%d qp %d refs %d backend %s (reconstruction: %s), %d frames%s\n", w, h, qp,
               refs, backend_name.c_str(), enc.reconstructor_name(), frames,
               pipelined ? ", pipelined (entropy coding behind the next frame; a P frame's time is its encode() call)" : "");
-  std::printf("  median P frame %.2f ms: source copy and wait for the last reference %.2f, analysis %.2f, decision %.2f (of "
+  std::printf("  median P frame %.2f ms: source copy and wait for the last reference %.2f, analysis %.2f (of which "
+              "the source's upload %.2f), decision %.2f (of "
               "which %.2f preparing on the GPU), reconstruction %.2f, entropy %.2f, dpb update %.2f\n",
-              median(total), median(wait), median(analysis), median(decision), median(prep), median(recon),
+              median(total), median(wait), median(analysis), median(analysis_upload), median(decision), median(prep), median(recon),
               median(entropy), median(reference));
   if (median(inter) > 0)
     std::printf("  reconstruction (GPU events): uploads %.2f, inter %.2f, intra %.2f, loop filter %.2f, "

@@ -239,6 +239,7 @@ Status Encoder::encode(const FrameIn& in, bool force_idr, EncodedFrame& out) {
     Status st = recon_->upload_source(src_, src_view);
     if (!st.ok()) return Status::error(std::string("source upload failed: ") + st.message());
   }
+  const auto after_upload = std::chrono::steady_clock::now();
   const bool src_on_device = src_view[0].loc == MemoryLocation::Device;
   bool idr = force_idr || idr_due();
   if (idr) {
@@ -264,6 +265,7 @@ Status Encoder::encode(const FrameIn& in, bool force_idr, EncodedFrame& out) {
     if (!st.ok()) return st;
   }
 
+  cur.times.analysis_upload = std::chrono::duration<double, std::milli>(after_upload - clock).count();
   cur.times.analysis = ms_since(clock);
 
   BitWriter bw;
