@@ -45,11 +45,12 @@ void* current_context() {
 
 bool context_is_current() { return current_context() != nullptr; }
 
-void make_context_current(void* ctx) {
+bool make_context_current(void* ctx) {
+  if (!ctx) return true;
   // CUresult cuCtxSetCurrent(CUcontext)
   using CtxSetCurrent = int (*)(void*);
   static const auto fn = reinterpret_cast<CtxSetCurrent>(driver_entry("cuCtxSetCurrent"));
-  if (fn && ctx) fn(ctx);
+  return fn && fn(ctx) == 0;
 }
 
 Status enter_device(int device_id) {

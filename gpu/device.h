@@ -40,10 +40,11 @@ Status check(cudaError_t e, const char* what);
 // no link-time dependency on libcuda.
 bool context_is_current();
 // The calling thread's current CUDA driver context (a CUcontext; null: none), and making one
-// current on another thread (cuCtxSetCurrent; nothing for null): for work handed to a thread
-// that must use the caller's context, such as GStreamer's rather than the primary one.
+// current on another thread (cuCtxSetCurrent; nothing for null; false if it failed): for work
+// handed to a thread that must use the caller's context, such as GStreamer's rather than the
+// primary one.
 void* current_context();
-void make_context_current(void* ctx);
+bool make_context_current(void* ctx);
 
 // Makes `device_id` current for this thread unless a context is already current (see above).
 Status enter_device(int device_id);

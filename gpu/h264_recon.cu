@@ -152,8 +152,8 @@ __global__ void __launch_bounds__(kDeblockLanes) deblock_rows(h264::DeblockPlane
     const unsigned need = unsigned(min(x + 2, mb_width));
     if (y > 0 && seen < need)
       while ((seen = load_acquire(&progress[y - 1])) < need) __nanosleep(32);
-    uint32_t lv[kLumaLoads];
-    uint16_t cv[kChromaLoads];
+    uint32_t lv[kLumaLoads] = {};
+    uint16_t cv[kChromaLoads] = {};
 #pragma unroll
     for (int j = 0; j < kLumaLoads; j++) {
       const int i = lane + kDeblockLanes * j;
@@ -296,6 +296,47 @@ Status H264ReconCore::upload_source(const h264::Picture& src, cudaStream_t s, Pl
     GVC_TRY(upload_staged(src_staging_, offset, src_[p].get(), src.plane[p].data(), src.plane[p].size(), s));
     offset += src.plane[p].size();
     out[p] = {src_[p].get<uint8_t>(), src.stride[p], src.width(p), src.height(p), MemoryLocation::Device};
+  }
+  return {};
+}
+
+// Plane p of the source from a device frame: the picture's w x h samples (every `step`-th
+// byte of a row: 2 for a chroma plane of NV12), the last column and row repeated out to the
+// padded plane's out_w x out_h, as Encoder::load_source does on the host. A row per block row.
+__global__ void load_source_plane(const uint8_t* in, int in_stride, int step, int w, int h, uint8_t* out,
+                                  int out_stride, int out_w) {
+  const int x = blockIdx.x * blockDim.x + threadIdx.x, y = blockIdx.y;
+  if (x >= out_w) return;
+  out[size_t(y) * size_t(out_stride) + size_t(x)] = in[size_t(min(y, h - 1)) * size_t(in_stride) + size_t(min(x, w - 1) * step)];
+}
+
+Status H264ReconCore::load_device_source(const h264::DeviceFrameIn& in, int width, int height, h264::Picture& src,
+                                         cudaStream_t s, PlaneView out[3]) {
+  size_t total = 0;
+  for (int p = 0; p < 3; p++) total += src.plane[p].size();
+  GVC_TRY(src_staging_.reserve(total));
+  size_t offset = 0;
+  for (int p = 0; p < 3; p++) {
+    const int w = p ? width / 2 : width, h = p ? height / 2 : height;
+    const uint8_t* plane = in.nv12 && p ? in.plane[1] + (p - 1) : in.plane[p];
+    const int stride = in.nv12 && p ? in.stride[1] : in.stride[p];
+    if (!plane) return Status::error("device frame without plane " + std::to_string(p));
+    GVC_TRY(src_[p].reserve(src.plane[p].size()));
+    const dim3 grid(unsigned((src.width(p) + 127) / 128), unsigned(src.height(p)));
+    load_source_plane<<<grid, 128, 0, s>>>(plane, stride, in.nv12 && p ? 2 : 1, w, h, src_[p].get<uint8_t>(),
+                                          src.stride[p], src.width(p));
+    GVC_CUDA_TRY(cudaGetLastError());
+    GVC_CUDA_TRY(cudaMemcpyAsync(src_staging_.get<uint8_t>() + offset, src_[p].get(), src.plane[p].size(),
+                                 cudaMemcpyDeviceToHost, s));
+    out[p] = {src_[p].get<uint8_t>(), src.stride[p], src.width(p), src.height(p), MemoryLocation::Device};
+    offset += src.plane[p].size();
+  }
+  // the decision reads the host copy
+  GVC_CUDA_TRY(cudaStreamSynchronize(s));
+  offset = 0;
+  for (int p = 0; p < 3; p++) {
+    copy_host_parallel(src.plane[p].data(), src_staging_.get<uint8_t>() + offset, src.plane[p].size());
+    offset += src.plane[p].size();
   }
   return {};
 }
@@ -476,6 +517,9 @@ Status H264ReconCore::run(const h264::ReconJob& job, cudaStream_t s) {
   GVC_CUDA_TRY(cudaMemcpyAsync(levels_staging_.get(), mbs_.get(), mb_bytes, cudaMemcpyDeviceToHost, s));
   GVC_CUDA_TRY(cudaEventRecord(marks_[4], s));
   if (job.deblock) {
+    // deblock_rows moves luma in words and chroma in half-words (rec_ is cudaMalloc'd)
+    if (job.rec->stride[0] % 4 || job.rec->stride[1] % 2 || job.rec->stride[2] % 2)
+      return Status::error("the loop filter needs luma strides of whole words and even chroma strides");
     h264::DeblockPlanes dp;
     for (int p = 0; p < 3; p++) {
       dp.plane[p] = f.rec[p];

@@ -31,7 +31,7 @@ class H264ReconCore {
   // reconstructs the inter macroblocks all at once, then the intra ones in a wavefront
   // (a block per macroblock row, (x, y) after (x + 1, y - 1) of the row above, so after its
   // left, upper-left, upper and upper-right neighbours), one launch; deblocks in the same
-  // wavefront, 16 threads per macroblock filtering in shared memory, one launch; downloads the
+  // wavefront, a warp per macroblock row filtering in shared memory, one launch; downloads the
   // coded macroblocks and returns, the reconstruction following (finish()). Reference pictures
   // are kept on the device by id; one not held yet is uploaded from the job. With
   // job.rec_luma the reconstruction's half-pel planes are built here and kept as the
@@ -49,6 +49,10 @@ class H264ReconCore {
   // Uploads the source of the frame about to be coded, for every stage: device views of its
   // planes in `out` (valid until the next call). Jobs that say src_on_device read it.
   Status upload_source(const h264::Picture& src, cudaStream_t s, PlaneView out[3]);
+  // The same from a frame in device memory (FrameReconstructor::load_device_source), `src`
+  // filled from the device copy.
+  Status load_device_source(const h264::DeviceFrameIn& in, int width, int height, h264::Picture& src,
+                            cudaStream_t s, PlaneView out[3]);
   // A device view of the full-pel luma of reference `id` (width x height), if held.
   bool reference_luma(uint64_t id, int width, int height, PlaneView* out);
 

@@ -13,7 +13,7 @@ HevcCudaReconstructor::HevcCudaReconstructor(int device_id) : device_id_(device_
 
 std::function<void()> HevcCudaReconstructor::thread_entry() {
   void* ctx = current_context();
-  return [ctx] { make_context_current(ctx); };
+  return [this, ctx] { entry_failed_ = !make_context_current(ctx); };
 }
 
 std::string HevcCudaReconstructor::allocator_error() const {
@@ -119,6 +119,7 @@ Status HevcCudaReconstructor::download(const Slot& d, hevc::Picture& p) {
 
 Status HevcCudaReconstructor::reconstruct(const hevc::PicParams& pp, const hevc::FrameState& fs,
                                           const hevc::PictureRecon& r, hevc::Picture& pic) {
+  if (entry_failed_) return Status::error("the caller's CUDA context could not be made current on this thread");
   GVC_TRY(enter_device(device_id_));
   if (!stream_.get()) GVC_TRY(stream_.create());
   const cudaStream_t s = stream_.get();
@@ -195,6 +196,7 @@ Status HevcCudaReconstructor::write_output(const hevc::Picture& pic, HevcDeviceF
   for (Slot& t : slots_)
     if (t.pic == &pic && t.decode_index == pic.decode_index) slot = &t;
   if (!slot) return Status::error("output picture POC " + std::to_string(pic.poc) + " is not on the device");
+  if (entry_failed_) return Status::error("the caller's CUDA context could not be made current on this thread");
   GVC_TRY(enter_device(device_id_));
   if (!output_stream_.get()) GVC_TRY(output_stream_.create());
   const int bytes_per_sample = pic.bit_depth_y > 8 ? 2 : 1;

@@ -115,6 +115,7 @@ class HevcCudaReconstructor : public hevc::Reconstructor {
 
   int device_id_;
   std::atomic<bool> keep_pictures_{false};  // set by the element's thread, read on the decoder's
+  std::atomic<bool> entry_failed_{false};   // thread_entry() could not make the context current
   Stream stream_;
   Stream output_stream_;  // output() only: waits for each picture's `done`
   Event output_done_;     // after the last output() conversion; the next picture waits for it

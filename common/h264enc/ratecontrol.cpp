@@ -29,6 +29,8 @@ void RateControl::init(const RateControlParams& p) {
   underflows_ = 0;
   size_ = fill_rate_bps() * p_.vbv_buffer_ms / 1000.0;
   fullness_ = size_ * p_.vbv_init;
+  planned_ = false;
+  fullness_unplanned_ = fullness_;
 }
 
 double RateControl::fill_rate_bps() const {
@@ -93,6 +95,11 @@ void RateControl::planned(bool idr, int qp) {
   planned_ = true;
   fullness_unplanned_ = fullness_;
   fullness_ = std::clamp(fullness_ - bits + fill_rate_bps() / p_.fps, 0.0, size_);
+}
+
+void RateControl::cancel_planned() {
+  if (planned_) fullness_ = fullness_unplanned_;
+  planned_ = false;
 }
 
 void RateControl::update(bool idr, int qp, int64_t bits) {

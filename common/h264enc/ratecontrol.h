@@ -55,6 +55,8 @@ class RateControl {
   // predicted size, and its update() later replaces that with what it took. At most one frame
   // is planned at a time.
   void planned(bool idr, int qp);
+  // The planned frame will never be sent (a flush dropped it): the VBV as before it.
+  void cancel_planned();
 
   // The VBV before the next frame, in bits, and its size.
   double vbv_fullness() const { return fullness_; }

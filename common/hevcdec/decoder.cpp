@@ -106,9 +106,13 @@ struct Decoder::Impl {
   bool stage_failed = false;   // the stage's thread only: a call failed, later jobs do nothing
   std::mutex stage_error_mutex;
   std::string stage_error;     // the first failure on the stage's thread
-  JobThread stage;             // last: destroyed first, running what is queued
+  JobThread stage;             // its jobs read the members above
 
-  ~Impl() { gst_h265_parser_free(parser); }
+  // The queued jobs read pp, which points into the parser's parameter sets.
+  ~Impl() {
+    stage.wait_idle();
+    gst_h265_parser_free(parser);
+  }
 
   // On the stage's thread: the first failure ends the reconstructor's use.
   void stage_fail(const std::string& why) {

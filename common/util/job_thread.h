@@ -20,8 +20,9 @@ class JobThread {
   JobThread(const JobThread&) = delete;
   JobThread& operator=(const JobThread&) = delete;
 
-  // Queues `job`; `enter` (may be empty) runs on the stage's thread just before it, e.g. to
-  // make the caller's device context current there. Returns the job's ticket.
+  // Queues `job`; `enter` (may be empty) runs on the thread just before it, e.g. to make the
+  // caller's device context current there. Returns the job's ticket. Jobs must not throw
+  // (they report failures themselves).
   uint64_t push(std::function<void()> job, std::function<void()> enter = {});
   // The tickets up to this one are done (0: nothing queued yet).
   uint64_t done() const;

@@ -705,9 +705,13 @@ gvc_cuda_h264_enc_set_format (GstVideoEncoder * enc, GstVideoCodecState * state)
     params.rc.qp = rcp.qp;
   }
 
-  /* The frame the pipeline still holds goes out first, under the caps it was coded for. */
-  if (e->configured && gvc_cuda_h264_enc_push_held (self) != GST_FLOW_OK)
-    return FALSE;
+  /* The frame the pipeline still holds goes out first, under the caps it was coded for
+   * (downstream's flow return is for the next frames to see). */
+  if (e->configured) {
+    GstFlowReturn held = gvc_cuda_h264_enc_push_held (self);
+    if (held != GST_FLOW_OK)
+      GST_DEBUG_OBJECT (self, "held frame pushed: %s", gst_flow_get_name (held));
+  }
   GST_OBJECT_LOCK (self);
   const bool pipelined = self->tune != GVC_H264_TUNE_ZEROLATENCY;
   GST_OBJECT_UNLOCK (self);
@@ -975,6 +979,12 @@ gvc_cuda_h264_enc_handle_frame (GstVideoEncoder * enc,
   e->force_idr = false;
 
   if (!gvc_cuda_h264_enc_write_recon (self)) {
+    /* The stream ends here: the frame before (pipelined) goes out, this one is dropped. */
+    if (out.present && e->encoder.pipelined ())
+      gvc_cuda_h264_enc_finish_oldest (self, out);
+    gvc::h264::EncodedFrame dropped;
+    e->encoder.drain (dropped);
+    e->failed = true;
     gst_video_encoder_finish_frame (enc, frame);
     return GST_FLOW_ERROR;
   }
@@ -985,6 +995,8 @@ gvc_cuda_h264_enc_handle_frame (GstVideoEncoder * enc,
       gvc_cuda_h264_enc_finish_oldest (self, out) : GST_FLOW_OK;
   if (e->encoder.pipelined ())
     e->rc.planned (idr, e->qp);  /* cqp: nothing */
+  /* handle_frame's reference (the base class keeps its own until the frame is finished) */
+  gst_video_codec_frame_unref (frame);
   return ret;
 }
 
@@ -998,6 +1010,7 @@ gvc_cuda_h264_enc_flush (GstVideoEncoder * enc)
   if (self->engine) {
     gvc::h264::EncodedFrame dropped;
     self->engine->encoder.drain (dropped);
+    self->engine->rc.cancel_planned ();  /* it will never be sent */
     self->engine->force_idr = true;
   }
   return TRUE;

@@ -155,6 +155,7 @@ std::string planar_md5(GstSample* sample) {
 struct RunResult {
   std::vector<std::string> md5;
   int cuda_buffers = 0;  // samples whose memory is GstCudaMemory
+  std::vector<bool> in_cuda;  // per sample, in order
   // buffers into the sink pad of the element named "probe", and of them in CUDA memory
   int probed = 0, probed_cuda = 0;
   std::vector<GstClockTime> pts;
@@ -215,6 +216,7 @@ void note_sample(RunResult& r, GstSample* s) {
   }
   r.pts.push_back(GST_BUFFER_PTS(b));
   r.cuda_buffers += in_cuda_memory(b);
+  r.in_cuda.push_back(in_cuda_memory(b));
 }
 
 GstPadProbeReturn count_probed(GstPad*, GstPadProbeInfo* info, gpointer data) {
@@ -972,6 +974,15 @@ TEST_F(HevcDecGpu, CudaAndSystemMemoryRenegotiatedMidStream) {
   EXPECT_EQ(gpu.md5, cpu.md5);
   EXPECT_GT(gpu.cuda_buffers, 0);
   EXPECT_LT(gpu.cuda_buffers, int(gpu.md5.size())) << "no picture left in system memory";
+  // back in CUDA memory within the few pictures the decoder can be ahead, if that many remain
+  size_t first_sys = 0;
+  while (first_sys < gpu.in_cuda.size() && gpu.in_cuda[first_sys]) first_sys++;
+  if (first_sys + 4 < gpu.in_cuda.size()) {
+    bool back = false;
+    for (size_t i = first_sys + 1; i < gpu.in_cuda.size(); i++) back |= gpu.in_cuda[i];
+    EXPECT_TRUE(back) << "no CUDA memory after the switch back (first system-memory picture " << first_sys << " of "
+                      << gpu.in_cuda.size() << ")";
+  }
 }
 
 // Downstream that takes only CUDA memory while the pictures are decoded on the CPU: a

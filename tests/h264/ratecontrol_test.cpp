@@ -126,15 +126,15 @@ TEST(RateControl, PipelinedFeedbackKeepsTheRateAndTheVbv) {
     double held_bits = 0;
     for (int f = 0; f <= n; f++, src.frame++) {
       const bool idr = f % keyint == 0;
+      if (f == 200) {  // a bitrate change while a frame is planned (before its size is in)
+        rc.set_bitrate(400, 0);
+        in_time.set_bitrate(400, 0);
+      }
       const int qp = f < n ? rc.frame_qp(idr) : 0;
       if (f > 0) {  // the frame before is coded now
         rc.update(held_idr, held_qp, int64_t(held_bits));
         in_time.update(held_idr, held_qp, int64_t(held_bits));
         EXPECT_NEAR(rc.vbv_fullness(), in_time.vbv_fullness(), 1e-6) << "frame " << f - 1;
-        if (f == 200) {  // a bitrate change between the planned frame and its size
-          rc.set_bitrate(400, 0);
-          in_time.set_bitrate(400, 0);
-        }
       }
       if (f == n) break;
       rc.planned(idr, qp);

@@ -949,6 +949,29 @@ TEST(HevcDecodeReconstructor, KeptPicturesAreReconstructedBehindTheParse) {
   expect_same_frames(ours, ref, 176, 144, 1, "ffmpeg");
 }
 
+// A decoder destroyed with reconstructor calls still queued (a seek or a stop right after an
+// access unit) makes them first, while what they read (the parameter sets among it) is still
+// there: every finished picture was reconstructed, nothing is read after it is freed (run
+// under valgrind and TSan).
+TEST(HevcDecodeReconstructor, DestroyedWithCallsQueuedMakesThemFirst) {
+  ASSERT_FALSE(gvc::test::hevc_find_ffmpeg().empty()) << "ffmpeg is required (set $FFMPEG)";
+  ASSERT_FALSE(gvc::test::hevc_find_clip().empty()) << "test clip missing";
+  const auto& [stream, ref, err] = b_pyramid();
+  ASSERT_FALSE(stream.empty()) << err;
+  const auto aus = gvc::test::split_access_units(stream);
+  ASSERT_GE(aus.size(), 4u);
+  KeepingReconstructor recon;
+  {
+    gvc::hevc::Decoder dec;
+    dec.set_reconstructor(&recon);
+    for (size_t i = 0; i < 4; ++i) {
+      EXPECT_TRUE(dec.decode(aus[i].data(), aus[i].size())) << dec.error();
+      dec.end_access_unit();
+    }
+  }
+  EXPECT_EQ(recon.calls, 4);
+}
+
 // end_access_unit(): with no reordering (x265 bframes=0: sps_max_num_reorder_pics 0) each
 // picture can be taken right after its own access unit, before the next one is given. Without
 // the call it comes out one access unit late, when the next picture's first slice arrives.
