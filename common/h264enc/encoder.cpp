@@ -226,7 +226,7 @@ Status Encoder::encode(const FrameIn& in, bool force_idr, EncodedFrame& out) {
   EncodedFrame& cur = pipelined_ ? frame_ : out;
   cur = EncodedFrame();
   // The source first: the copy runs on the CPU while the GPU still filters the last frame.
-  load_source(in);
+  if (in.loc == MemoryLocation::Host) load_source(in);
   {
     // The last frame's reconstruction, which the analysis and decision read as a reference.
     Status st = recon_->finish();
@@ -236,7 +236,18 @@ Status Encoder::encode(const FrameIn& in, bool force_idr, EncodedFrame& out) {
   }
   PlaneView src_view[3];
   {
-    Status st = recon_->upload_source(src_, src_view);
+    Status st;
+    if (in.loc == MemoryLocation::Host) {
+      st = recon_->upload_source(src_, src_view);
+    } else {
+      DeviceFrameIn d;
+      for (int p = 0; p < 3; p++) {
+        d.plane[p] = in.plane[p];
+        d.stride[p] = in.stride[p];
+      }
+      d.nv12 = in.nv12;
+      st = recon_->load_device_source(d, params_.width, params_.height, src_, src_view);
+    }
     if (!st.ok()) return Status::error(std::string("source upload failed: ") + st.message());
   }
   const auto after_upload = std::chrono::steady_clock::now();
