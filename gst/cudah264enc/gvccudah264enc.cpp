@@ -916,9 +916,22 @@ gvc_cuda_h264_enc_handle_frame (GstVideoEncoder * enc,
     e->rc_max_bitrate = max_bitrate;
   }
 
-  /* CUDA memory is downloaded by the map: the engine takes host planes today. */
-  if (!gst_video_frame_map (&vframe, &e->info, frame->input_buffer,
-          GST_MAP_READ)) {
+  /* CUDA memory of this element's context goes to the engine as it is when the engine runs
+   * on that GPU (nothing downloaded); any other memory is mapped on the host. */
+  bool on_device = false;
+  GstMapFlags map_flags = GST_MAP_READ;
+#if GVC_CUDAMV_CUDA
+  {
+    GstMemory *mem = gst_buffer_n_memory (frame->input_buffer) == 1 ?
+        gst_buffer_peek_memory (frame->input_buffer, 0) : NULL;
+    on_device = self->context && mem && gst_is_cuda_memory (mem)
+        && GST_CUDA_MEMORY_CAST (mem)->context == self->context
+        && e->backend->location () == gvc::MemoryLocation::Device;
+    if (on_device)
+      map_flags = (GstMapFlags) (GST_MAP_READ | GST_MAP_CUDA);
+  }
+#endif
+  if (!gst_video_frame_map (&vframe, &e->info, frame->input_buffer, map_flags)) {
     GST_ELEMENT_ERROR (self, RESOURCE, READ,
         ("Could not map the input frame for reading."), (NULL));
     gst_video_encoder_finish_frame (enc, frame);
@@ -926,7 +939,14 @@ gvc_cuda_h264_enc_handle_frame (GstVideoEncoder * enc,
   }
   in.plane[0] = (const uint8_t *) GST_VIDEO_FRAME_PLANE_DATA (&vframe, 0);
   in.stride[0] = GST_VIDEO_FRAME_PLANE_STRIDE (&vframe, 0);
-  if (GST_VIDEO_FRAME_FORMAT (&vframe) == GST_VIDEO_FORMAT_NV12) {
+  if (on_device) {
+    in.loc = gvc::MemoryLocation::Device;
+    in.nv12 = GST_VIDEO_FRAME_FORMAT (&vframe) == GST_VIDEO_FORMAT_NV12;
+    for (guint p = 1; p < GST_VIDEO_FRAME_N_PLANES (&vframe); p++) {
+      in.plane[p] = (const uint8_t *) GST_VIDEO_FRAME_PLANE_DATA (&vframe, p);
+      in.stride[p] = GST_VIDEO_FRAME_PLANE_STRIDE (&vframe, p);
+    }
+  } else if (GST_VIDEO_FRAME_FORMAT (&vframe) == GST_VIDEO_FORMAT_NV12) {
     const int cw = GST_VIDEO_FRAME_WIDTH (&vframe) / 2;
     const int ch = GST_VIDEO_FRAME_HEIGHT (&vframe) / 2;
     const uint8_t *uv = (const uint8_t *) GST_VIDEO_FRAME_PLANE_DATA (&vframe, 1);

@@ -1,10 +1,12 @@
 // h264_recon.cpp (checkgpu): the H.264 encoder on the CUDA backend (GPU reconstruction and loop filter) against the CPU one, bit for bit
+#include <cuda_runtime_api.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cstring>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "checkgpu.h"
@@ -162,6 +164,92 @@ std::vector<Case> cases() {
 }
 
 INSTANTIATE_TEST_SUITE_P(H264, H264ReconCheck, testing::ValuesIn(cases()), case_name);
+
+// Frames in device memory (as a GstCudaMemory gives them: pitched, I420 or NV12) give the
+// bitstream and reconstruction the same frames give from host memory, sizes that are not
+// whole macroblocks included (the edge is repeated on the device as on the host).
+TEST(H264DeviceFrames, SameStreamAsFromHostMemory) {
+  gvc::Backend* be = cuda_backend();
+  if (!be) GTEST_SKIP() << "no CUDA device: " << no_cuda_reason();
+  if (elephants().pix.empty()) GTEST_SKIP() << "no real test content (GVC_ELEPHANTS)";
+  for (const bool nv12 : {false, true}) {
+    for (const auto& [w, h] : {std::pair<int, int>{176, 144}, {170, 130}}) {
+      const Case c{w, h, 4, 26, 2, 2, true, Content::Real};
+      EncoderParams p;
+      p.width = w;
+      p.height = h;
+      p.rc.qp = c.qp;
+      p.ref_frames = c.refs;
+      p.slices = c.slices;
+      Encoder host, dev;
+      ASSERT_TRUE(host.init(p, be).ok());
+      ASSERT_TRUE(dev.init(p, be).ok());
+      // a pitched device frame, its rows wider than the picture
+      const size_t pitch = size_t(w + 64);
+      void* mem = nullptr;
+      ASSERT_EQ(cudaMalloc(&mem, pitch * size_t(h) * 2), cudaSuccess);
+      uint8_t* d = static_cast<uint8_t*>(mem);
+      std::mt19937_64 rng = rng_for("device-frames");
+      for (int i = 0; i < c.frames; i++) {
+        std::vector<uint8_t> f = make_frame(c, i, rng);
+        const uint8_t* u = f.data() + size_t(w) * h;
+        const uint8_t* v = u + size_t(w / 2) * (h / 2);
+        std::vector<uint8_t> staged(pitch * size_t(h) * 2, 0x5a);
+        for (int y = 0; y < h; y++) std::memcpy(&staged[size_t(y) * pitch], &f[size_t(y) * w], size_t(w));
+        uint8_t* chroma = staged.data() + pitch * size_t(h);
+        for (int y = 0; y < h / 2; y++)
+          for (int x = 0; x < w / 2; x++) {
+            if (nv12) {
+              chroma[size_t(y) * pitch + 2 * x] = u[size_t(y) * (w / 2) + x];
+              chroma[size_t(y) * pitch + 2 * x + 1] = v[size_t(y) * (w / 2) + x];
+            } else {  // Cb then Cr, each h/2 rows of the same pitch
+              chroma[size_t(y) * pitch + x] = u[size_t(y) * (w / 2) + x];
+              chroma[size_t(y + h / 2) * pitch + x] = v[size_t(y) * (w / 2) + x];
+            }
+          }
+        ASSERT_EQ(cudaMemcpy(d, staged.data(), staged.size(), cudaMemcpyHostToDevice), cudaSuccess);
+        FrameIn in;
+        in.plane[0] = f.data();
+        in.plane[1] = u;
+        in.plane[2] = v;
+        in.stride[0] = w;
+        in.stride[1] = in.stride[2] = w / 2;
+        FrameIn din;
+        din.loc = gvc::MemoryLocation::Device;
+        din.nv12 = nv12;
+        din.plane[0] = d;
+        din.plane[1] = d + pitch * size_t(h);
+        din.plane[2] = nv12 ? nullptr : din.plane[1] + pitch * size_t(h / 2);
+        din.stride[0] = din.stride[1] = din.stride[2] = int(pitch);
+        EncodedFrame a, b;
+        ASSERT_TRUE(host.encode(in, false, a).ok());
+        const gvc::Status st = dev.encode(din, false, b);
+        ASSERT_TRUE(st.ok()) << st.message();
+        ASSERT_EQ(a.annexb, b.annexb) << (nv12 ? "NV12 " : "I420 ") << w << "x" << h << " frame " << i;
+        std::vector<uint8_t> ra, rb;
+        host.recon_i420(ra);
+        dev.recon_i420(rb);
+        ASSERT_EQ(ra, rb) << (nv12 ? "NV12 " : "I420 ") << w << "x" << h << " frame " << i;
+      }
+      cudaFree(mem);
+    }
+  }
+  // the CPU backend takes no device frames, and says so
+  Encoder cpu;
+  EncoderParams p;
+  p.width = 64;
+  p.height = 48;
+  ASSERT_TRUE(cpu.init(p).ok());
+  FrameIn din;
+  din.loc = gvc::MemoryLocation::Device;
+  uint8_t dummy[1] = {0};
+  din.plane[0] = din.plane[1] = din.plane[2] = dummy;
+  din.stride[0] = din.stride[1] = din.stride[2] = 64;
+  EncodedFrame out;
+  const gvc::Status st = cpu.encode(din, false, out);
+  EXPECT_FALSE(st.ok());
+  EXPECT_NE(st.message().find("takes no frames in device memory"), std::string::npos) << st.message();
+}
 
 }  // namespace
 }  // namespace checkgpu

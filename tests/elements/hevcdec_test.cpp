@@ -813,8 +813,10 @@ TEST_F(HevcDecGpu, CudaBackendMatchesTheCpuOnTheMatrixStreams) {
 
 // CUDA memory into nvcodec's cudadownload and into our cudamv and cudah264enc in the
 // context the pipeline shares: the frames through cudadownload equal backend=cpu's, and every
-// buffer reaching cudamv and cudah264enc (element "probe") is GstCudaMemory. Also with
-// nvh265dec (NVDEC) in front of cudah264enc, where there is one (not below 144 lines).
+// buffer reaching cudamv and cudah264enc (element "probe") is GstCudaMemory, which
+// cudah264enc codes where it is, into the stream it codes from the same pictures in system
+// memory (through cudadownload). Also with nvh265dec (NVDEC) in front of cudah264enc, where
+// there is one (not below 144 lines).
 TEST_F(HevcDecGpu, CudaMemoryFeedsCudadownloadCudamvAndCudah264enc) {
   if (!cuda_device_present()) GTEST_SKIP() << "no CUDA device or driver on this machine";
   const std::vector<std::string> files =
@@ -847,6 +849,12 @@ TEST_F(HevcDecGpu, CudaMemoryFeedsCudadownloadCudamvAndCudah264enc) {
     EXPECT_TRUE(enc.eos) << f;
     EXPECT_EQ(enc.md5.size(), n) << f << ": one access unit per picture";
     EXPECT_EQ(enc.probed_cuda, int(n)) << f;
+    if (nvcodec) {  // the encoder takes CUDA memory as it is: the stream it codes from host memory
+      RunResult host = run_pipeline(
+          "appsrc name=src ! cudahevcdec backend=cuda ! cudadownload ! video/x-raw ! cudah264enc backend=cuda ! "
+          "video/x-h264,stream-format=byte-stream ! appsink name=sink", &aus);
+      EXPECT_EQ(enc.md5, host.md5) << f << ": cudah264enc from CUDA memory and from system memory";
+    }
     if (nvdec && cpu.height >= 144) {  // NVDEC's smallest HEVC picture is 144x144
       RunResult nv = run_pipeline(
           "appsrc name=src ! h265parse ! nvh265dec ! cudah264enc name=probe backend=cuda ! "
