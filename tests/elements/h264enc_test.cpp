@@ -969,8 +969,18 @@ TEST(H264Enc, CbrIdrFinerThanPFrames) {
 
 // --- latency and lifecycle -------------------------------------------------------------------
 
-// tune=zerolatency (and, today, every configuration): the output of frame N is pushed before
-// frame N+1 is accepted, and a latency query adds nothing to upstream's latency.
+// The latency query as the harness's sink sees it: live and minimum latency; false if unanswered.
+bool query_latency(GstHarness* h, gboolean& live, GstClockTime& min) {
+  GstQuery* q = gst_query_new_latency();
+  const bool ok = gst_pad_peer_query(h->sinkpad, q);
+  GstClockTime max = 0;
+  if (ok) gst_query_parse_latency(q, &live, &min, &max);
+  gst_query_unref(q);
+  return ok;
+}
+
+// tune=zerolatency: the output of frame N is pushed before frame N+1 is accepted, and a
+// latency query adds nothing to upstream's latency.
 TEST(H264Enc, ZeroLatencyPushesEachFrameAtOnce) {
   const auto& frames = clip("I420", 176, 144, 5);
   ASSERT_EQ(frames.size(), 5u);
@@ -988,12 +998,9 @@ TEST(H264Enc, ZeroLatencyPushesEachFrameAtOnce) {
       EXPECT_EQ(GST_BUFFER_PTS(out), GST_BUFFER_PTS(frames[i])) << props << ": frame " << i;
       gst_buffer_unref(out);
     }
-    GstQuery* q = gst_query_new_latency();
-    ASSERT_TRUE(gst_pad_peer_query(h->sinkpad, q)) << props;
     gboolean live = FALSE;
-    GstClockTime min = 0, max = 0;
-    gst_query_parse_latency(q, &live, &min, &max);
-    gst_query_unref(q);
+    GstClockTime min = 0;
+    ASSERT_TRUE(query_latency(h, live, min)) << props;
     EXPECT_TRUE(live);
     // At most one frame duration of its own; this encoder reports none.
     EXPECT_LE(min, 20 * GST_MSECOND + GST_SECOND / kFps) << props;
@@ -1025,12 +1032,9 @@ TEST(H264Enc, PipelineHoldsOneFrameAndReportsIt) {
       if (out) gst_buffer_unref(out);
     }
     EXPECT_EQ(gst_harness_try_pull(h), nullptr) << props << ": more than one frame a push";
-    GstQuery* q = gst_query_new_latency();
-    ASSERT_TRUE(gst_pad_peer_query(h->sinkpad, q)) << props;
     gboolean live = FALSE;
-    GstClockTime min = 0, max = 0;
-    gst_query_parse_latency(q, &live, &min, &max);
-    gst_query_unref(q);
+    GstClockTime min = 0;
+    ASSERT_TRUE(query_latency(h, live, min)) << props;
     EXPECT_EQ(min, 20 * GST_MSECOND + GST_SECOND / kFps) << props;
     ASSERT_TRUE(gst_harness_push_event(h, gst_event_new_eos()));
     GstBuffer* last = gst_harness_try_pull(h);
