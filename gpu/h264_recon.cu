@@ -285,8 +285,9 @@ H264ReconCore::RefEntry* H264ReconCore::held_entry(uint64_t id) {
 }
 
 Status H264ReconCore::upload_source(const h264::Picture& src, cudaStream_t s, PlaneView out[3]) {
-  // Through pinned memory (the last frame's copies out of it are done: the stream is idle
-  // between frames).
+  // Through pinned memory (src_staging_, this function's alone: its last copies were waited
+  // for in the last frame's analysis). The copies queue behind the last frame's loop filter
+  // and downloads, which do not read the source.
   size_t total = 0;
   for (int p = 0; p < 3; p++) total += src.plane[p].size();
   GVC_TRY(src_staging_.reserve(total));

@@ -174,8 +174,8 @@ int main(int argc, char** argv) {
   std::printf("bench-h264enc %dx%d qp %d refs %d backend %s (reconstruction: %s), %d frames%s\n", w, h, qp,
               refs, backend_name.c_str(), enc.reconstructor_name(), frames,
               pipelined ? ", pipelined (entropy coding behind the next frame; a P frame's time is its encode() call)" : "");
-  std::printf("  median P frame %.2f ms: source copy and wait for the last reference %.2f, analysis %.2f (of which "
-              "the source's upload %.2f), decision %.2f (of "
+  std::printf("  median P frame %.2f ms: source copy, upload and wait for the last reference %.2f, analysis %.2f "
+              "(of which loading device input %.2f), decision %.2f (of "
               "which %.2f preparing on the GPU), reconstruction %.2f, entropy %.2f, dpb update %.2f\n",
               median(total), median(wait), median(analysis), median(analysis_upload), median(decision), median(prep), median(recon),
               median(entropy), median(reference));

@@ -225,8 +225,14 @@ Status Encoder::encode(const FrameIn& in, bool force_idr, EncodedFrame& out) {
   // this frame's access unit: in `out`, or when pipelined in frame_ until its entropy coding
   EncodedFrame& cur = pipelined_ ? frame_ : out;
   cur = EncodedFrame();
-  // The source first: the copy runs on the CPU while the GPU still filters the last frame.
-  if (in.loc == MemoryLocation::Host) load_source(in);
+  // The source first: copied and (on a device) queued for upload while the GPU still filters
+  // the last frame (the upload follows the filter on the device's stream).
+  PlaneView src_view[3];
+  if (in.loc == MemoryLocation::Host) {
+    load_source(in);
+    Status st = recon_->upload_source(src_, src_view);
+    if (!st.ok()) return Status::error(std::string("source upload failed: ") + st.message());
+  }
   {
     // The last frame's reconstruction, which the analysis and decision read as a reference.
     Status st = recon_->finish();
@@ -234,12 +240,9 @@ Status Encoder::encode(const FrameIn& in, bool force_idr, EncodedFrame& out) {
     cur.times.recon_parts = recon_->last_run_times();
     cur.times.wait = ms_since(clock);
   }
-  PlaneView src_view[3];
-  {
+  if (in.loc != MemoryLocation::Host) {
     Status st;
-    if (in.loc == MemoryLocation::Host) {
-      st = recon_->upload_source(src_, src_view);
-    } else {
+    {
       DeviceFrameIn d;
       for (int p = 0; p < 3; p++) {
         d.plane[p] = in.plane[p];

@@ -41,9 +41,10 @@ struct FrameStats {
 
 // Wall-clock milliseconds of the stages of one encode() call.
 struct StageTimes {
-  double wait = 0;       // the copy of the source, then the last frame's reconstruction still on its way (finish())
+  double wait = 0;       // the source's copy and upload (host input), then the last frame's
+                         // reconstruction still on its way (finish())
   double analysis = 0;   // the source's upload, intra pruning and motion search (the backend's)
-  double analysis_upload = 0;  // of which the source's upload
+  double analysis_upload = 0;  // of which the source's upload (device input)
   double decision = 0;   // decide_mb over the frame (CPU), with its preparation
   double decision_prep = 0;  // of which the preparation before the wavefront (the GPU's)
   double recon = 0;      // the reconstructor: residual coding, reconstruction, loop filter,
