@@ -502,8 +502,48 @@ gvc_cuda_hevc_dec_downstream_memory (GvcCudaHevcDec * self, gboolean * cuda,
   gst_caps_unref (allowed);
 }
 
-/* Output caps follow the pictures: NV12 for 8 bits, P010_10LE for 10; in CUDA memory
- * when the GPU reconstructs and downstream takes it, else in system memory. */
+/* The memory of the output caps, chosen at every negotiation (GstVideoDecoder renegotiates
+ * by itself when downstream asks for it, in allocate_output_frame or finish_frame, which
+ * takes the reconfigure flag): CUDA memory when the GPU reconstructs and downstream takes
+ * it, else system memory. (Choosing it only in ensure_output missed a reconfigure the base
+ * class had taken first: downstream's switch to system memory was never seen.) */
+static gboolean
+gvc_cuda_hevc_dec_negotiate (GstVideoDecoder * decoder)
+{
+  GvcCudaHevcDec *self = GVC_CUDA_HEVC_DEC (decoder);
+  GvcHevcDecState *s = self->state;
+  GstVideoCodecState *out = gst_video_decoder_get_output_state (decoder);
+
+  if (s && out) {
+    gboolean takes_cuda, only_cuda;
+    gvc_cuda_hevc_dec_downstream_memory (self, &takes_cuda, &only_cuda);
+    const gboolean cuda = s->recon && takes_cuda;
+    if (out->caps)
+      gst_caps_unref (out->caps);
+    out->caps = gst_video_info_to_caps (&out->info);
+#if GVC_CUDAMV_CUDA
+    if (cuda)
+      gst_caps_set_features (out->caps, 0,
+          gst_caps_features_new (GST_CAPS_FEATURE_MEMORY_CUDA_MEMORY, NULL));
+    /* Later pictures stay on the GPU until they are copied into CUDA memory, and under
+     * backend=cuda also into system memory (converted on the GPU, the reconstruction
+     * behind the next picture's parse): a GPU failure ends the stream there anyway. Under
+     * backend=auto, system memory keeps each picture on the host too, so that the CPU can
+     * go on from there. */
+    if (s->cuda_recon)
+      s->cuda_recon->set_keep_pictures (cuda || self->backend == GVC_BACKEND_CUDA);
+#endif
+    if (cuda != s->cuda_output)
+      GST_DEBUG_OBJECT (self, "Output in %s memory", cuda ? "CUDA" : "system");
+    s->cuda_output = cuda;
+  }
+  if (out)
+    gst_video_codec_state_unref (out);
+  return GST_VIDEO_DECODER_CLASS (parent_class)->negotiate (decoder);
+}
+
+/* Output caps follow the pictures: NV12 for 8 bits, P010_10LE for 10, in the memory
+ * gvc_cuda_hevc_dec_negotiate chooses. */
 static gboolean
 gvc_cuda_hevc_dec_ensure_output (GvcCudaHevcDec * self,
     const gvc::hevc::DecodedFrame & pic)
@@ -530,30 +570,12 @@ gvc_cuda_hevc_dec_ensure_output (GvcCudaHevcDec * self,
   fmt = pic.bit_depth > 8 ? GST_VIDEO_FORMAT_P010_10LE : GST_VIDEO_FORMAT_NV12;
   out = gst_video_decoder_set_output_state (decoder, fmt, pic.width,
       pic.height, self->input_state);
-#if GVC_CUDAMV_CUDA
-  if (cuda) {
-    out->caps = gst_video_info_to_caps (&out->info);
-    gst_caps_set_features (out->caps, 0,
-        gst_caps_features_new (GST_CAPS_FEATURE_MEMORY_CUDA_MEMORY, NULL));
-  }
-#endif
   gst_video_codec_state_unref (out);
-  s->cuda_output = cuda;
-#if GVC_CUDAMV_CUDA
-  /* Later pictures stay on the GPU until they are copied into CUDA memory, and under
-   * backend=cuda also into system memory (converted on the GPU, the reconstruction behind
-   * the next picture's parse): a GPU failure ends the stream there anyway. Under
-   * backend=auto, system memory keeps each picture on the host too, so that the CPU can go
-   * on from there. */
-  if (s->cuda_recon)
-    s->cuda_recon->set_keep_pictures (cuda || self->backend == GVC_BACKEND_CUDA);
-#endif
-  if (!gst_video_decoder_negotiate (decoder))
+  if (!gst_video_decoder_negotiate (decoder))  /* gvc_cuda_hevc_dec_negotiate */
     return FALSE;
   s->out_width = pic.width;
   s->out_height = pic.height;
   s->out_depth = pic.bit_depth;
-  GST_DEBUG_OBJECT (self, "Output in %s memory", cuda ? "CUDA" : "system");
 
   return TRUE;
 }
@@ -1022,6 +1044,7 @@ gvc_cuda_hevc_dec_class_init (GvcCudaHevcDecClass * klass)
   decoder_class->drain = GST_DEBUG_FUNCPTR (gvc_cuda_hevc_dec_drain);
   decoder_class->finish = GST_DEBUG_FUNCPTR (gvc_cuda_hevc_dec_finish);
   decoder_class->flush = GST_DEBUG_FUNCPTR (gvc_cuda_hevc_dec_flush);
+  decoder_class->negotiate = GST_DEBUG_FUNCPTR (gvc_cuda_hevc_dec_negotiate);
   decoder_class->decide_allocation =
       GST_DEBUG_FUNCPTR (gvc_cuda_hevc_dec_decide_allocation);
   decoder_class->sink_query = GST_DEBUG_FUNCPTR (gvc_cuda_hevc_dec_sink_query);
