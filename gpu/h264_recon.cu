@@ -316,6 +316,7 @@ Status H264ReconCore::load_device_source(const h264::DeviceFrameIn& in, int widt
   size_t total = 0;
   for (int p = 0; p < 3; p++) total += src.plane[p].size();
   GVC_TRY(src_staging_.reserve(total));
+  std::vector<StagedCopy> copies;
   size_t offset = 0;
   for (int p = 0; p < 3; p++) {
     const int w = p ? width / 2 : width, h = p ? height / 2 : height;
@@ -330,15 +331,12 @@ Status H264ReconCore::load_device_source(const h264::DeviceFrameIn& in, int widt
     GVC_CUDA_TRY(cudaMemcpyAsync(src_staging_.get<uint8_t>() + offset, src_[p].get(), src.plane[p].size(),
                                  cudaMemcpyDeviceToHost, s));
     out[p] = {src_[p].get<uint8_t>(), src.stride[p], src.width(p), src.height(p), MemoryLocation::Device};
+    copies.push_back({src.plane[p].data(), src_[p].get(), src.plane[p].size(), offset});
     offset += src.plane[p].size();
   }
   // the decision reads the host copy
   GVC_CUDA_TRY(cudaStreamSynchronize(s));
-  offset = 0;
-  for (int p = 0; p < 3; p++) {
-    copy_host_parallel(src.plane[p].data(), src_staging_.get<uint8_t>() + offset, src.plane[p].size());
-    offset += src.plane[p].size();
-  }
+  copy_from_staging(src_staging_.get<uint8_t>(), copies);
   return {};
 }
 
