@@ -196,7 +196,7 @@ class CudaH264Reconstructor final : public h264::FrameReconstructor {
     return core_.upload_source(src, state_->stream.get(), out);
   }
 
-  Status load_device_source(const h264::DeviceFrameIn& in, int width, int height, h264::Picture& src,
+  Status load_device_source(const h264::FrameIn& in, int width, int height, h264::Picture& src,
                             PlaneView out[3]) override {
     GVC_TRY(state_->enter());
     return core_.load_device_source(in, width, height, src, state_->stream.get(), out);

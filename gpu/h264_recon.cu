@@ -311,7 +311,7 @@ __global__ void load_source_plane(const uint8_t* in, int in_stride, int step, in
   out[size_t(y) * size_t(out_stride) + size_t(x)] = in[size_t(min(y, h - 1)) * size_t(in_stride) + size_t(min(x, w - 1) * step)];
 }
 
-Status H264ReconCore::load_device_source(const h264::DeviceFrameIn& in, int width, int height, h264::Picture& src,
+Status H264ReconCore::load_device_source(const h264::FrameIn& in, int width, int height, h264::Picture& src,
                                          cudaStream_t s, PlaneView out[3]) {
   size_t total = 0;
   for (int p = 0; p < 3; p++) total += src.plane[p].size();

@@ -51,7 +51,7 @@ class H264ReconCore {
   Status upload_source(const h264::Picture& src, cudaStream_t s, PlaneView out[3]);
   // The same from a frame in device memory (FrameReconstructor::load_device_source), `src`
   // filled from the device copy.
-  Status load_device_source(const h264::DeviceFrameIn& in, int width, int height, h264::Picture& src,
+  Status load_device_source(const h264::FrameIn& in, int width, int height, h264::Picture& src,
                             cudaStream_t s, PlaneView out[3]);
   // A device view of the full-pel luma of reference `id` (width x height), if held.
   bool reference_luma(uint64_t id, int width, int height, PlaneView* out);

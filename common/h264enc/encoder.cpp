@@ -241,16 +241,7 @@ Status Encoder::encode(const FrameIn& in, bool force_idr, EncodedFrame& out) {
     cur.times.wait = ms_since(clock);
   }
   if (in.loc != MemoryLocation::Host) {
-    Status st;
-    {
-      DeviceFrameIn d;
-      for (int p = 0; p < 3; p++) {
-        d.plane[p] = in.plane[p];
-        d.stride[p] = in.stride[p];
-      }
-      d.nv12 = in.nv12;
-      st = recon_->load_device_source(d, params_.width, params_.height, src_, src_view);
-    }
+    Status st = recon_->load_device_source(in, params_.width, params_.height, src_, src_view);
     if (!st.ok()) return Status::error(std::string("source upload failed: ") + st.message());
   }
   const auto after_upload = std::chrono::steady_clock::now();

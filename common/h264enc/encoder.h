@@ -20,15 +20,6 @@
 
 namespace gvc::h264 {
 
-// An input frame of params.width x params.height: I420 in host memory, or in the memory of
-// the backend's device (loc Device; then NV12 too, Cb and Cr interleaved in plane[1]).
-struct FrameIn {
-  const uint8_t* plane[3];
-  int stride[3];
-  MemoryLocation loc = MemoryLocation::Host;
-  bool nv12 = false;  // device frames only
-};
-
 // What the frame's macroblocks used.
 struct FrameStats {
   int mb_type[8] = {};      // macroblocks by MbType value

@@ -81,14 +81,6 @@ void prepare_intra_cpu(const DecideJob& job, MbIntraPrep* out);
 // ([mb_addr * num_refs + r]), on all cores: what the CUDA backend computes on the GPU, for tests.
 void prepare_satd_cpu(const DecideJob& job, MbSatdRef* out);
 
-// A frame the caller holds in device memory (a GstCudaMemory, say), width x height: luma,
-// and chroma as two planes or, for NV12, one plane of interleaved Cb and Cr (plane[1]).
-struct DeviceFrameIn {
-  const uint8_t* plane[3] = {nullptr, nullptr, nullptr};
-  int stride[3] = {0, 0, 0};
-  bool nv12 = false;
-};
-
 class FrameReconstructor {
  public:
   virtual ~FrameReconstructor() = default;
@@ -104,7 +96,7 @@ class FrameReconstructor {
   // stage reads, the last column and row repeated out to whole macroblocks (as the encoder
   // loads a host frame), and into `src` (the host copy the decision reads). Only an
   // implementation on that device can.
-  virtual Status load_device_source(const DeviceFrameIn& in, int width, int height, Picture& src,
+  virtual Status load_device_source(const FrameIn& in, int width, int height, Picture& src,
                                     PlaneView out[3]) {
     (void)in, (void)width, (void)height, (void)src, (void)out;
     return Status::error(std::string("the ") + name() + " backend takes no frames in device memory");

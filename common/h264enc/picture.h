@@ -8,6 +8,15 @@
 
 namespace gvc::h264 {
 
+// An input frame of params.width x params.height: I420 in host memory, or in the memory of
+// the backend's device (loc Device; then NV12 too, Cb and Cr interleaved in plane[1]).
+struct FrameIn {
+  const uint8_t* plane[3];
+  int stride[3];
+  MemoryLocation loc = MemoryLocation::Host;
+  bool nv12 = false;  // device frames only
+};
+
 struct Picture {
   int mb_width = 0;
   int mb_height = 0;
