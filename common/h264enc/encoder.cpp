@@ -251,11 +251,9 @@ Status Encoder::encode(const FrameIn& in, bool force_idr, EncodedFrame& out) {
     frame_num_ = 0;
     frames_since_idr_ = 0;
   }
-  cur.annexb.clear();
   cur.idr = idr;
   cur.frame_num = frame_num_;
   cur.qp = params_.rc.qp;
-  cur.stats = FrameStats();
   // An IDR marks every reference unused (8.2.5.1); then the list holds what the window has.
   const int num_refs = idr ? 0 : std::min(int(dpb_.size()), params_.ref_frames);
   cur.stats.num_ref_idx_active = num_refs;
