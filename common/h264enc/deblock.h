@@ -172,6 +172,9 @@ GVC_HD void edge_filters(const MbEdges& e, const DeblockParams& p, int dir, int 
   }
 }
 
+// The plane of line `line` of deblock_mb_line (0-15: luma, 16-23: Cb, 24-31: Cr).
+GVC_HD int deblock_line_plane(int line) { return line < 16 ? 0 : 1 + ((line - 16) >> 3); }
+
 // Filters line `line` of a macroblock (0-15: luma, 16-23: Cb, 24-31: Cr, 8 each) across its
 // edges of direction `dir` (0: vertical edges, the line a row; 1: horizontal, a column), edge
 // after edge as `e` says, with `f` from edge_filters for the line's plane. The lines of one
@@ -179,7 +182,7 @@ GVC_HD void edge_filters(const MbEdges& e, const DeblockParams& p, int dir, int 
 GVC_HD void deblock_mb_line(const DeblockPlanes& mb, const MbEdges& e, int dir, int line,
                             const deblock_detail::EdgeFilter f[4]) {
   using namespace deblock_detail;
-  const int c = line < 16 ? 0 : 1 + ((line - 16) >> 3);
+  const int c = deblock_line_plane(line);
   const int k = c ? (line - 16) & 7 : line;
   const int step = dir == 0 ? 1 : mb.stride[c];
   uint8_t* const base = mb.plane[c] + k * (dir == 0 ? mb.stride[c] : 1);
@@ -200,7 +203,7 @@ GVC_HD void deblock_mb_edges(const DeblockPlanes& mb, const MbEdges& e, const De
   for (int dir = 0; dir < 2; dir++) {
     EdgeFilter f[4];
     for (int line = lane, fc = -1; line < 32; line += lanes) {
-      const int c = line < 16 ? 0 : 1 + ((line - 16) >> 3);
+      const int c = deblock_line_plane(line);
       if (c != fc) edge_filters(e, p, dir, fc = c, f);  // once per plane a lane visits
       deblock_mb_line(mb, e, dir, line, f);
     }
