@@ -518,6 +518,13 @@ gvc_cuda_hevc_dec_negotiate (GstVideoDecoder * decoder)
     gboolean takes_cuda, only_cuda;
     gvc_cuda_hevc_dec_downstream_memory (self, &takes_cuda, &only_cuda);
     const gboolean cuda = s->recon && takes_cuda;
+    if (!cuda && only_cuda) {
+      gst_video_codec_state_unref (out);
+      GST_ELEMENT_ERROR (self, CORE, NEGOTIATION,
+          ("Downstream takes only CUDA memory, but the pictures are decoded on "
+              "the CPU (backend=cpu, or no CUDA device)."), (NULL));
+      return FALSE;
+    }
     if (out->caps)
       gst_caps_unref (out->caps);
     out->caps = gst_video_info_to_caps (&out->info);
@@ -558,15 +565,6 @@ gvc_cuda_hevc_dec_ensure_output (GvcCudaHevcDec * self,
       && !gst_pad_check_reconfigure (GST_VIDEO_DECODER_SRC_PAD (self)))
     return TRUE;
 
-  gboolean takes_cuda, only_cuda;
-  gvc_cuda_hevc_dec_downstream_memory (self, &takes_cuda, &only_cuda);
-  const gboolean cuda = s->recon && takes_cuda;
-  if (!cuda && only_cuda) {
-    GST_ELEMENT_ERROR (self, CORE, NEGOTIATION,
-        ("Downstream takes only CUDA memory, but the pictures are decoded on "
-            "the CPU (backend=cpu, or no CUDA device)."), (NULL));
-    return FALSE;
-  }
   fmt = pic.bit_depth > 8 ? GST_VIDEO_FORMAT_P010_10LE : GST_VIDEO_FORMAT_NV12;
   out = gst_video_decoder_set_output_state (decoder, fmt, pic.width,
       pic.height, self->input_state);
