@@ -7,6 +7,8 @@
 # x264enc ultrafast / veryfast / medium with threads=0, constrained-baseline, from the same
 # file. fps = frames / wall time of the encoding pipeline (file read and parse included), and
 # the steady rate without the start-up (see run()).
+# bench-h264enc-live (GPU hosts) pushes frames from CUDA memory at 30 fps, as cameras would:
+# per-frame latency with tune=zerolatency, and whether 16 instances keep up in real time.
 set -uo pipefail
 build=${1:?usage: tools/bench-h264enc.sh BUILDDIR [FRAMES]}
 frames=${2:-60}
@@ -69,4 +71,13 @@ if command -v nvidia-smi > /dev/null; then
   gst-launch-1.0 -q $src ! $(tees 16) > /tmp/gvc-bench-gst.log 2>&1 || { echo "16 instances: failed"; tail -3 /tmp/gvc-bench-gst.log; }
   t1=$(date +%s.%N)
   python3 -c "print(f'16 instances: {$frames / ($t1 - $t0):.1f} fps each, {16 * $frames / ($t1 - $t0):.1f} fps in all')"
+fi
+live=$build/tools/bench-h264enc-live
+if [ -x "$live" ] && command -v nvidia-smi > /dev/null; then
+  # Frames pushed from CUDA memory at 30 fps, like cameras: the latency target (zerolatency,
+  # one instance) and 16 instances in real time (the default tune).
+  echo "== bench-h264enc-live: one cudah264enc tune=zerolatency, 1080p pushed at 30 fps (120 frames)"
+  "$live" --instances 1 --tune zerolatency --frames 120 || echo "bench-h264enc-live: failed (status $?)"
+  echo "== bench-h264enc-live: 16 cudah264enc at once, 1080p30 each (120 frames)"
+  "$live" --instances 16 --frames 120 || echo "bench-h264enc-live: failed (status $?)"
 fi
