@@ -127,6 +127,7 @@ int main(int argc, char** argv) {
     return 1;
   }
   std::vector<double> total, wait, analysis, analysis_upload, decision, prep, recon, entropy, reference, up, inter, intra, dbk, planes, down;
+  std::vector<double> cpu_wait, cpu_analysis, cpu_decision, cpu_recon, cpu_entropy;  // process CPU time
   size_t bytes = 0;
   const auto start = std::chrono::steady_clock::now();
   for (int i = 0; i < frames; i++) {
@@ -164,6 +165,11 @@ int main(int argc, char** argv) {
     down.push_back(out.times.recon_parts.download);
     entropy.push_back(out.times.entropy);
     reference.push_back(out.times.reference);
+    cpu_wait.push_back(out.times.cpu.wait);
+    cpu_analysis.push_back(out.times.cpu.analysis);
+    cpu_decision.push_back(out.times.cpu.decision);
+    cpu_recon.push_back(out.times.cpu.recon);
+    cpu_entropy.push_back(out.times.cpu.entropy);
   }
   {
     gvc::h264::EncodedFrame last;
@@ -183,6 +189,10 @@ int main(int argc, char** argv) {
     std::printf("  reconstruction (GPU events): uploads %.2f, inter %.2f, intra %.2f, loop filter %.2f, "
                 "reference planes %.2f, downloads %.2f\n",
                 median(up), median(inter), median(intra), median(dbk), median(planes), median(down));
+  if (!pipelined)  // pipelined, the entropy coding's CPU time would count in the next frame's stages too
+    std::printf("  CPU time of the process, median core-ms per P frame: wait %.2f, analysis %.2f, decision %.2f, "
+                "reconstruction %.2f, entropy %.2f\n",
+                median(cpu_wait), median(cpu_analysis), median(cpu_decision), median(cpu_recon), median(cpu_entropy));
   std::printf("  %.2f fps over the run, %.1f kbit/frame\n", frames / secs, bytes * 8.0 / 1000 / frames);
 #if GVC_HAVE_CUDA
   if (free_before) {  // what the encoder holds on the device, and the local memory its kernels reserve

@@ -45,6 +45,12 @@ struct StageTimes {
   FrameReconstructor::RunTimes recon_parts;
   double entropy = 0;    // CAVLC of the slices (CPU, all cores; pipelined: behind the next frame)
   double reference = 0;  // the sliding window's update
+  // The process's CPU time in milliseconds (every thread's) during wait, analysis, decision,
+  // recon and entropy: the cores each stage keeps busy. Meaningful where nothing else runs in
+  // the process, and not pipelined (the entropy coding then overlaps the next frame's stages).
+  struct {
+    double wait = 0, analysis = 0, decision = 0, recon = 0, entropy = 0;
+  } cpu;
 };
 
 struct EncodedFrame {
