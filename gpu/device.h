@@ -116,13 +116,21 @@ class Stream {
 
   Status create();
   cudaStream_t get() const { return stream_; }
-  Status synchronize(const char* what) const;
+  // Waits for the work queued so far, as wait_event() does.
+  Status synchronize(const char* what);
 
  private:
   cudaStream_t stream_ = nullptr;
+  cudaEvent_t done_ = nullptr;
 };
 
-// An event without timing, for ordering work between streams.
+// Waits for `e` (made with cudaEventBlockingSync): polls it for a few microseconds, then sleeps
+// until the device signals it. cudaStreamSynchronize and cudaEventSynchronize on a plain event
+// spin a core for the whole wait (the context's default scheduling with fewer contexts than
+// cores): several milliseconds of every encoded frame.
+Status wait_event(cudaEvent_t e, const char* what);
+
+// An event without timing, for ordering work between streams and waiting (wait_event).
 class Event {
  public:
   Event() = default;
@@ -133,6 +141,8 @@ class Event {
 
   // Creates the event on first use, then records it on `s`.
   Status record(cudaStream_t s);
+  // Waits for the work recorded (wait_event).
+  Status synchronize(const char* what) const { return event_ ? wait_event(event_, what) : Status(); }
   // Makes `s` wait for the work recorded (nothing when never recorded).
   Status wait_on(cudaStream_t s) const;
 

@@ -335,7 +335,8 @@ Status H264ReconCore::load_device_source(const h264::FrameIn& in, int width, int
     offset += src.plane[p].size();
   }
   // the decision reads the host copy
-  GVC_CUDA_TRY(cudaStreamSynchronize(s));
+  GVC_TRY(synced_.record(s));
+  GVC_TRY(synced_.synchronize("source download"));
   copy_from_staging(src_staging_.get<uint8_t>(), copies);
   return {};
 }
@@ -413,7 +414,8 @@ Status H264ReconCore::prepare_decision(const h264::DecideJob& job, cudaStream_t 
     GVC_TRY(launch_satd_cache(a, satd_.get<h264::MbSatdRef>(), s));
     GVC_CUDA_TRY(cudaMemcpyAsync(satd_host_.get(), satd_.get(), satd_bytes, cudaMemcpyDeviceToHost, s));
   }
-  GVC_CUDA_TRY(cudaStreamSynchronize(s));
+  GVC_TRY(synced_.record(s));
+  GVC_TRY(synced_.synchronize("decision preparation"));
   *intra = intra_prep_host_.get<h264::MbIntraPrep>();
   if (refs_held) *satd = satd_host_.get<h264::MbSatdRef>();
   return {};
@@ -430,7 +432,7 @@ Status H264ReconCore::run(const h264::ReconJob& job, cudaStream_t s) {
   if (job.num_refs < 0 || job.num_refs > 4) return Status::error("at most 4 reference pictures");
   GVC_TRY(finish());
   for (cudaEvent_t& e : marks_)
-    if (!e) GVC_CUDA_TRY(cudaEventCreate(&e));
+    if (!e) GVC_CUDA_TRY(cudaEventCreateWithFlags(&e, cudaEventBlockingSync));
   GVC_CUDA_TRY(cudaEventRecord(marks_[0], s));
   const int mb_count = job.mb_width * job.mb_height;
   KernelFrame k{};
@@ -553,7 +555,7 @@ Status H264ReconCore::run(const h264::ReconJob& job, cudaStream_t s) {
     GVC_CUDA_TRY(cudaMemcpyAsync(staging_.get<uint8_t>() + c.offset, c.src, c.bytes, cudaMemcpyDeviceToHost, s));
   GVC_CUDA_TRY(cudaEventRecord(marks_[7], s));
   pending_ = std::move(copies);  // only once every copy is under way
-  GVC_CUDA_TRY(cudaEventSynchronize(marks_[4]));
+  GVC_TRY(wait_event(marks_[4], "reconstruction levels"));
   copy_host_parallel(job.mbs, levels_staging_.get(), mb_bytes);
   return {};
 }
@@ -562,7 +564,7 @@ Status H264ReconCore::finish() {
   if (pending_.empty()) return {};
   const std::vector<StagedCopy> copies = std::move(pending_);
   pending_.clear();
-  GVC_CUDA_TRY(cudaEventSynchronize(marks_[7]));
+  GVC_TRY(wait_event(marks_[7], "reconstruction"));
   copy_from_staging(staging_.get<uint8_t>(), copies);
   float ms[7] = {};
   for (int i = 0; i < 7; i++) GVC_CUDA_TRY(cudaEventElapsedTime(&ms[i], marks_[i], marks_[i + 1]));

@@ -94,6 +94,7 @@ class H264ReconCore {
   // run(): start, uploads, inter, intra, macroblocks down, loop filter, reference planes,
   // downloads done
   cudaEvent_t marks_[8] = {};
+  Event synced_;  // the waits for the decision's source and preparation
   h264::FrameReconstructor::RunTimes times_;
   PinnedBuffer decisions_host_;  // the job's decisions, packed (kDecisionBytes each)
   DeviceBuffer decisions_;
