@@ -854,9 +854,12 @@ gvc_cuda_h264_enc_finish_oldest (GvcCudaH264Enc * self,
     GST_WARNING_OBJECT (self, "An access unit without a frame: dropped");
     return GST_FLOW_OK;
   }
-  GST_LOG_OBJECT (self, "frame %u: %s qp %d, %zu bytes",
-      frame->system_frame_number, out.idr ? "IDR" : "P", out.qp,
-      out.annexb.size ());
+  GST_LOG_OBJECT (self, "frame %u: %s qp %d, %zu bytes; ms: wait %.2f, analysis %.2f, "
+      "decision %.2f, reconstruction %.2f, entropy %.2f; core-ms: decision %.2f, "
+      "entropy %.2f", frame->system_frame_number, out.idr ? "IDR" : "P", out.qp,
+      out.annexb.size (), out.times.wait, out.times.analysis,
+      out.times.decision, out.times.recon, out.times.entropy,
+      out.times.cpu.decision, out.times.cpu.entropy);
   frame->output_buffer = make_output (out.annexb, e->avc);
   if (out.idr)
     GST_VIDEO_CODEC_FRAME_SET_SYNC_POINT (frame);
@@ -920,6 +923,7 @@ gvc_cuda_h264_enc_handle_frame (GstVideoEncoder * enc,
    * on that GPU (nothing downloaded); any other memory is mapped on the host. */
   bool on_device = false;
   GstMapFlags map_flags = GST_MAP_READ;
+  GstVideoInfo map_info = e->info;
 #if GVC_CUDAMV_CUDA
   {
     GstMemory *mem = gst_buffer_n_memory (frame->input_buffer) == 1 ?
@@ -929,9 +933,26 @@ gvc_cuda_h264_enc_handle_frame (GstVideoEncoder * enc,
         && e->backend->location () == gvc::MemoryLocation::Device;
     if (on_device)
       map_flags = (GstMapFlags) (GST_MAP_READ | GST_MAP_CUDA);
+    /* GstCudaMemory carries its own layout (pitched planes): without a GstVideoMeta on the
+     * buffer, the caps' default strides would read it sheared. */
+    if (mem && gst_is_cuda_memory (mem)
+        && !gst_buffer_get_video_meta (frame->input_buffer)) {
+      const GstVideoInfo *own = &GST_CUDA_MEMORY_CAST (mem)->info;
+      if (GST_VIDEO_INFO_FORMAT (own) == GST_VIDEO_INFO_FORMAT (&map_info)
+          && GST_VIDEO_INFO_WIDTH (own) == GST_VIDEO_INFO_WIDTH (&map_info)
+          && GST_VIDEO_INFO_HEIGHT (own) == GST_VIDEO_INFO_HEIGHT (&map_info)) {
+        for (guint p = 0; p < GST_VIDEO_INFO_N_PLANES (own); p++) {
+          GST_VIDEO_INFO_PLANE_STRIDE (&map_info, p) =
+              GST_VIDEO_INFO_PLANE_STRIDE (own, p);
+          GST_VIDEO_INFO_PLANE_OFFSET (&map_info, p) =
+              GST_VIDEO_INFO_PLANE_OFFSET (own, p);
+        }
+        GST_VIDEO_INFO_SIZE (&map_info) = GST_VIDEO_INFO_SIZE (own);
+      }
+    }
   }
 #endif
-  if (!gst_video_frame_map (&vframe, &e->info, frame->input_buffer, map_flags)) {
+  if (!gst_video_frame_map (&vframe, &map_info, frame->input_buffer, map_flags)) {
     GST_ELEMENT_ERROR (self, RESOURCE, READ,
         ("Could not map the input frame for reading."), (NULL));
     gst_video_encoder_finish_frame (enc, frame);
@@ -939,6 +960,12 @@ gvc_cuda_h264_enc_handle_frame (GstVideoEncoder * enc,
   }
   in.plane[0] = (const uint8_t *) GST_VIDEO_FRAME_PLANE_DATA (&vframe, 0);
   in.stride[0] = GST_VIDEO_FRAME_PLANE_STRIDE (&vframe, 0);
+  GST_LOG_OBJECT (self, "frame %u: %s memory, %s, strides %d %d, plane 1 at +%td",
+      frame->system_frame_number, on_device ? "CUDA" : "system",
+      gst_video_format_to_string (GST_VIDEO_FRAME_FORMAT (&vframe)),
+      GST_VIDEO_FRAME_PLANE_STRIDE (&vframe, 0),
+      GST_VIDEO_FRAME_PLANE_STRIDE (&vframe, 1),
+      (const uint8_t *) GST_VIDEO_FRAME_PLANE_DATA (&vframe, 1) - in.plane[0]);
   if (on_device) {
     in.loc = gvc::MemoryLocation::Device;
     in.nv12 = GST_VIDEO_FRAME_FORMAT (&vframe) == GST_VIDEO_FORMAT_NV12;

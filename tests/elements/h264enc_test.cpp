@@ -20,7 +20,14 @@
 #include <vector>
 
 #include "common/bitstream/nal.h"
+#include "tests/elements/cuda_probe.h"
 #include "tests/h264/oracle.h"
+
+#if GVC_TEST_CUDA
+#include <gst/cuda/gstcudabufferpool.h>
+#include <gst/cuda/gstcudamemory.h>
+#include <gst/cuda/gstcudautils.h>
+#endif
 
 namespace {
 
@@ -840,6 +847,121 @@ TEST(H264Enc, CudaBackendWithoutDeviceFailsClearly) {
   gst_object_unref(e);
   gst_object_unref(bus);
   gst_object_unref(p);
+}
+
+#if GVC_TEST_CUDA
+// `frames` (system memory NV12) copied into GstCudaMemory of `ctx` from a GstCudaBufferPool
+// (pitched planes); each buffer keeps the pool's GstVideoMeta when `meta`, or has the memory
+// alone (its layout then only in the GstCudaMemory's own info).
+std::vector<GstBuffer*> to_cuda_memory(GstCudaContext* ctx, const std::vector<GstBuffer*>& frames, int w, int h,
+                                       bool meta) {
+  std::vector<GstBuffer*> out;
+  GstVideoInfo info;
+  gst_video_info_set_format(&info, GST_VIDEO_FORMAT_NV12, guint(w), guint(h));
+  GstCaps* caps = gst_video_info_to_caps(&info);
+  gst_caps_set_features(caps, 0, gst_caps_features_new(GST_CAPS_FEATURE_MEMORY_CUDA_MEMORY, nullptr));
+  GstBufferPool* pool = gst_cuda_buffer_pool_new(ctx);
+  GstStructure* cfg = gst_buffer_pool_get_config(pool);
+  gst_buffer_pool_config_set_params(cfg, caps, guint(info.size), 0, 0);
+  gst_buffer_pool_config_add_option(cfg, GST_BUFFER_POOL_OPTION_VIDEO_META);
+  gst_caps_unref(caps);
+  if (!gst_buffer_pool_set_config(pool, cfg) || !gst_buffer_pool_set_active(pool, TRUE)) {
+    gst_object_unref(pool);
+    return out;
+  }
+  for (GstBuffer* f : frames) {
+    GstBuffer* b = nullptr;
+    if (gst_buffer_pool_acquire_buffer(pool, &b, nullptr) != GST_FLOW_OK) break;
+    GstVideoFrame src, dst;
+    gst_video_frame_map(&src, &info, f, GST_MAP_READ);
+    gst_video_frame_map(&dst, &info, b, GST_MAP_WRITE);  // the pool's meta: the pitched layout
+    gst_video_frame_copy(&dst, &src);
+    gst_video_frame_unmap(&dst);
+    gst_video_frame_unmap(&src);
+    if (gst_video_frame_map(&dst, &info, b, GstMapFlags(GST_MAP_READ | GST_MAP_CUDA)))  // uploads
+      gst_video_frame_unmap(&dst);
+    GstBuffer* pushed = b;
+    if (!meta) {  // the memory alone
+      pushed = gst_buffer_new();
+      gst_buffer_append_memory(pushed, gst_memory_ref(gst_buffer_peek_memory(b, 0)));
+      gst_buffer_unref(b);
+    }
+    GST_BUFFER_PTS(pushed) = GST_BUFFER_PTS(f);
+    GST_BUFFER_DURATION(pushed) = GST_BUFFER_DURATION(f);
+    out.push_back(pushed);
+  }
+  gst_buffer_pool_set_active(pool, FALSE);
+  gst_object_unref(pool);
+  return out;
+}
+#endif
+
+// NV12 in CUDA memory of the element's context, pitched (a 176-wide frame in rows of hundreds
+// of bytes), with the pool's GstVideoMeta and without one (GstCudaMemory carries its layout;
+// the caps' default strides once read such buffers sheared: every P frame coded like noise),
+// on the CUDA backend (read where it is) and the CPU one (mapped on the host): every stream
+// equals the one from the same frames in system memory.
+TEST(H264EncGpu, CudaMemoryReadAtItsOwnPitchWithOrWithoutVideoMeta) {
+#if GVC_TEST_CUDA
+  if (!cuda_device_present()) GTEST_SKIP() << "no CUDA device or driver on this machine";
+  const int w = 176, h = 144, n = 6;
+  // Textured frames moving 2 right and 1 down per frame (made here: GPU hosts lack the clip).
+  Bytes raw(size_t(w) * h * 3 / 2 * n);
+  for (int i = 0, k = 0; i < n; i++) {
+    auto tex = [&](int x, int y) { return uint8_t((x * x / 7 + y * 13 + ((x * 31) ^ (y * 17)) % 23) & 0xff); };
+    for (int y = 0; y < h; y++)
+      for (int x = 0; x < w; x++) raw[size_t(k++)] = tex(x - 2 * i, y - i);
+    for (int y = 0; y < h / 2; y++)
+      for (int x = 0; x < w; x++) raw[size_t(k++)] = uint8_t(128 + (tex(x - i, y + x % 2 * 40) >> 3));
+  }
+  std::vector<GstBuffer*> frames;
+  frames_from_raw(raw, true, w, h, n, frames);
+  const std::string sys_caps = raw_caps("NV12", w, h);
+  const std::string cuda_caps = "video/x-raw(memory:CUDAMemory)," + sys_caps.substr(std::string("video/x-raw,").size());
+  GstCudaContext* ctx = gst_cuda_context_new(0);
+  ASSERT_NE(ctx, nullptr);
+  for (const char* backend : {"backend=cuda", "backend=cpu"}) {
+    Encoded want;
+    encode(backend, sys_caps, frames, want);
+    ASSERT_TRUE(want.error.empty()) << want.error;
+    ASSERT_EQ(want.aus.size(), size_t(n));
+    for (bool meta : {true, false}) {
+      // The frames' context given to the element before it starts, as a pipeline's would be.
+      GstElement* enc = gst_element_factory_make("cudah264enc", nullptr);
+      ASSERT_NE(enc, nullptr);
+      gst_util_set_object_arg(G_OBJECT(enc), "backend", backend + std::strlen("backend="));
+      GstContext* context = gst_context_new_cuda_context(ctx);
+      gst_element_set_context(enc, context);
+      gst_context_unref(context);
+      GstHarness* hn = gst_harness_new_with_element(enc, "sink", "src");
+      gst_object_unref(enc);
+      GstBus* bus = gst_bus_new();  // for pop_error
+      gst_element_set_bus(hn->element, bus);
+      gst_object_unref(bus);
+      gst_harness_set_src_caps_str(hn, cuda_caps.c_str());
+      std::vector<GstBuffer*> in = to_cuda_memory(ctx, frames, w, h, meta);
+      ASSERT_EQ(in.size(), size_t(n));
+      Encoded got;
+      for (GstBuffer* b : in) {
+        EXPECT_EQ(gst_harness_push(hn, b), GST_FLOW_OK);
+        pull_all(hn, got);
+      }
+      gst_harness_push_event(hn, gst_event_new_eos());
+      pull_all(hn, got);
+      got.error = pop_error(hn);
+      teardown(hn);
+      EXPECT_TRUE(got.error.empty()) << got.error;
+      ASSERT_EQ(got.aus.size(), want.aus.size()) << backend << (meta ? " with" : " without") << " a video meta";
+      for (size_t i = 0; i < got.aus.size(); i++)
+        EXPECT_EQ(bytes_of(got.aus[i]), bytes_of(want.aus[i]))
+            << backend << (meta ? " with" : " without") << " a video meta, frame " << i;
+    }
+  }
+  gst_object_unref(ctx);
+  for (GstBuffer* f : frames) gst_buffer_unref(f);
+#else
+  GTEST_SKIP() << "built without CUDA";
+#endif
 }
 
 // --- rate control ---------------------------------------------------------------------------
