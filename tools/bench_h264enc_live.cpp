@@ -1,6 +1,7 @@
 // bench_h264enc_live.cpp: cudah264enc fed like live 1080p cameras: per-frame latency and real-time throughput of N instances
 //
 // Usage: bench-h264enc-live [--frames N] [--instances N] [--pace-fps F] [--tune zerolatency|none]
+//                           [--dump FILE]   (instance 0's stream, to check what was coded)
 // Needs the gvc plugin on GST_PLUGIN_PATH (tools/bench-h264enc.sh sets it) and a CUDA device;
 // without one it says so and exits with 77 (skipped). Defaults: 300 frames, 16 instances,
 // 30 fps, tune=none (the element's default, which holds one frame).
@@ -61,6 +62,7 @@ struct Options {
   int instances = 16;
   double pace_fps = 30;
   bool zerolatency = false;
+  const char* dump = nullptr;  // instance 0's access units go to this file (Annex B)
   // Frames cudah264enc holds before their access unit comes out (docs/elements/cudah264enc.md,
   // "Latency"): the frame-level pipeline of the default tune holds one.
   int held() const { return zerolatency ? 0 : 1; }
@@ -68,7 +70,7 @@ struct Options {
 
 int usage() {
   fprintf(stderr, "usage: bench-h264enc-live [--frames N] [--instances N] [--pace-fps F] "
-                  "[--tune zerolatency|none]\n");
+                  "[--tune zerolatency|none] [--dump FILE]\n");
   return 2;
 }
 
@@ -162,7 +164,11 @@ struct Ring {
     GstBuffer* b = gst_buffer_new();
     for (guint i = 0; i < gst_buffer_n_memory(slot); i++)
       gst_buffer_append_memory(b, gst_memory_ref(gst_buffer_peek_memory(slot, i)));
-    gst_buffer_copy_into(b, slot, GST_BUFFER_COPY_META, 0, static_cast<gsize>(-1));
+    // The layout goes with it as a GstVideoMeta of its own (copy_into's META flag leaves out
+    // metas tagged "memory", the video meta among them, when the memory is not copied too).
+    if (const GstVideoMeta* m = gst_buffer_get_video_meta(slot))
+      gst_buffer_add_video_meta_full(b, m->flags, m->format, m->width, m->height, m->n_planes,
+                                     const_cast<gsize*>(m->offset), const_cast<gint*>(m->stride));
     GST_BUFFER_PTS(b) = gst_util_uint64_scale(guint64(k), GST_SECOND, kTimestampFps);
     GST_BUFFER_DURATION(b) = gst_util_uint64_scale(1, GST_SECOND, kTimestampFps);
     return b;
@@ -184,6 +190,7 @@ struct Instance {
   GstElement* src = nullptr;
   GstElement* sink = nullptr;
   std::thread feeder;
+  FILE* dump = nullptr;  // the access units, when --dump names a file (instance 0)
 
   std::mutex m;  // guards what follows, written by the streaming threads
   std::condition_variable cv;
@@ -205,6 +212,13 @@ GstFlowReturn on_new_sample(GstAppSink* appsink, gpointer data) {
   GstSample* sample = gst_app_sink_pull_sample(appsink);
   if (!sample) return GST_FLOW_FLUSHING;
   GstBuffer* buf = gst_sample_get_buffer(sample);
+  if (buf && in->dump) {
+    GstMapInfo map;
+    if (gst_buffer_map(buf, &map, GST_MAP_READ)) {
+      fwrite(map.data, 1, map.size, in->dump);
+      gst_buffer_unmap(buf, &map);
+    }
+  }
   if (buf && GST_BUFFER_PTS_IS_VALID(buf)) {
     const guint64 k = gst_util_uint64_scale_round(GST_BUFFER_PTS(buf), kTimestampFps, GST_SECOND);
     std::lock_guard<std::mutex> lock(in->m);
@@ -436,6 +450,7 @@ int main(int argc, char** argv) {
     else if (a == "--pace-fps") o.pace_fps = atof(v);
     else if (a == "--tune" && !strcmp(v, "zerolatency")) o.zerolatency = true;
     else if (a == "--tune" && !strcmp(v, "none")) o.zerolatency = false;
+    else if (a == "--dump") o.dump = v;
     else return usage();
   }
   if (o.frames < kWarmup + 2 + o.held() || o.instances < 1 || o.pace_fps < 0) {
@@ -488,6 +503,10 @@ int main(int argc, char** argv) {
       all.back()->id = i;
       ok = build(*all.back(), o, caps, ctx);
     }
+    if (ok && o.dump && !(all[0]->dump = fopen(o.dump, "wb"))) {
+      fprintf(stderr, "bench-h264enc-live: cannot write %s\n", o.dump);
+      ok = false;
+    }
     // Started one after the other: each opens its engine (GPU buffers, threads) here.
     for (size_t i = 0; ok && i < all.size(); i++) {
       ok = gst_element_set_state(all[i]->pipe, GST_STATE_PLAYING) != GST_STATE_CHANGE_FAILURE &&
@@ -518,6 +537,7 @@ int main(int argc, char** argv) {
     }
     for (auto& in : all) {
       teardown(*in);
+      if (in->dump) fclose(in->dump);
       if (!in->error.empty()) {
         fprintf(stderr, "bench-h264enc-live: instance %d: error from %s\n", in->id, in->error.c_str());
         ok = false;
