@@ -386,6 +386,7 @@ double median(std::vector<double> v) {
 
 struct Result {
   int frames = 0, missing = 0, over_target = 0;
+  std::string over_list;  // "frame (ms)" of the first frames over the target
   double fps = 0, med = 0, p95 = 0, max = 0, first = 0, last = 0;
   bool kept_up = false;
 };
@@ -404,6 +405,11 @@ Result measure(const Instance& in, const Options& o) {
     if (lat.empty()) t_first = a;
     t_last = a;
     lat.push_back(ms(a - in.pushed[size_t(k)]));
+    if (lat.back() > kTargetMs && std::count(r.over_list.begin(), r.over_list.end(), ',') < 8) {
+      char item[48];
+      snprintf(item, sizeof item, "%s%d (%.1f)", r.over_list.empty() ? "" : ", ", k, lat.back());
+      r.over_list += item;
+    }
   }
   r.frames = int(lat.size());
   if (lat.size() < 2) return r;
@@ -558,6 +564,8 @@ int main(int argc, char** argv) {
         if (o.pace_fps > 0) snprintf(late, sizeof late, "%.2f", in->max_late_ms);
         printf("%4d %7d %8.1f %7.2f %7.2f %7.2f %8.2f %8.2f %9s%s\n", in->id, r.frames, r.fps, r.med,
                r.p95, r.max, r.first, r.last, late, o.pace_fps > 0 ? (r.kept_up ? "  yes" : "  NO") : "");
+        if (o.zerolatency && r.over_target)
+          printf("     over %g ms: frames %s%s\n", kTargetMs, r.over_list.c_str(), r.over_target > 9 ? ", ..." : "");
         kept_up += r.kept_up;
         over += r.over_target;
         counted += r.frames;
