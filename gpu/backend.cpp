@@ -180,11 +180,17 @@ class CudaH264Reconstructor final : public h264::FrameReconstructor {
   // The intra search and the SATDs of the likely inter candidates of every macroblock on the
   // GPU (intra_prep.h, satd_cache.h), then the decision on the CPU's wavefront, which takes
   // them where they hold.
+  MbPartitions* motion_results(int r, int mb_count) override {
+    if (!state_->enter().ok()) return nullptr;
+    return core_.motion_results(r, mb_count);
+  }
+
   Status decide(const h264::DecideJob& job) override {
     GVC_TRY(state_->enter());
     h264::DecideJob j = job;
     const auto t0 = std::chrono::steady_clock::now();
-    GVC_TRY(core_.prepare_decision(job, state_->stream.get(), &j.intra_prep, &j.satd));
+    GVC_TRY(core_.prepare_decision(job, state_->stream.get(), &j.intra_prep, &j.satd, me_host_));
+    if (job.me) j.me = me_host_;  // the wavefront reads host copies
     prepare_ms_ = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
     return cpu_->decide(j);
   }
@@ -222,6 +228,7 @@ class CudaH264Reconstructor final : public h264::FrameReconstructor {
   std::shared_ptr<CudaState> state_;
   cuda::H264ReconCore core_;
   std::unique_ptr<h264::FrameReconstructor> cpu_ = h264::make_cpu_reconstructor();
+  MbPartitionField me_host_[4];  // the decision's host view of the motion search's results
   double prepare_ms_ = 0;
 };
 

@@ -352,11 +352,38 @@ bool H264ReconCore::reference_luma(uint64_t id, int width, int height, PlaneView
   return true;
 }
 
+MbPartitions* H264ReconCore::motion_results(int r, int mb_count) {
+  if (r < 0 || r >= 4 || mb_count <= 0) return nullptr;
+  if (!me_[r].reserve(size_t(mb_count) * sizeof(MbPartitions)).ok()) return nullptr;
+  return me_[r].get<MbPartitions>();
+}
+
 Status H264ReconCore::prepare_decision(const h264::DecideJob& job, cudaStream_t s, const h264::MbIntraPrep** intra,
-                                       const h264::MbSatdRef** satd) {
+                                       const h264::MbSatdRef** satd, MbPartitionField me_host[4]) {
   *intra = nullptr;
   *satd = nullptr;
   const int mb_count = job.mb_width * job.mb_height;
+  if (job.num_refs < 0 || job.num_refs > 4) return Status::error("at most 4 reference pictures");
+  // Motion-search results left on the device go down for the wavefront on a stream of their
+  // own, beside the preparation's kernels.
+  const size_t me_bytes = size_t(mb_count) * sizeof(MbPartitions);
+  bool me_down = false;
+  if (job.me && job.num_refs) GVC_TRY(me_staging_.reserve(me_bytes * size_t(job.num_refs)));
+  for (int r = 0; job.me && r < job.num_refs; r++) {
+    me_host[r] = job.me[r];
+    if (job.me[r].loc != MemoryLocation::Device) continue;
+    if (!me_down) {
+      GVC_TRY(aux_.create());
+      GVC_TRY(me_ready_.record(s));
+      GVC_TRY(me_ready_.wait_on(aux_.get()));
+      me_down = true;
+    }
+    GVC_CUDA_TRY(cudaMemcpyAsync(me_staging_.get<uint8_t>() + me_bytes * size_t(r), job.me[r].data, me_bytes,
+                                 cudaMemcpyDeviceToHost, aux_.get()));
+    me_host[r] = {reinterpret_cast<MbPartitions*>(me_staging_.get<uint8_t>() + me_bytes * size_t(r)),
+                  job.me[r].mb_cols, job.me[r].mb_rows, MemoryLocation::Host};
+  }
+  if (me_down) GVC_TRY(me_on_host_.record(aux_.get()));
   h264::MbAnalysis a = job.analysis;
   for (int p = 0; p < 3; p++) {
     if (!job.src_on_device) GVC_TRY(copy_plane_up(src_[p], job.src->plane[p], s));
@@ -390,9 +417,7 @@ Status H264ReconCore::prepare_decision(const h264::DecideJob& job, cudaStream_t 
 
   // The SATD caches, from the references the device holds (all of them, normally: each
   // reconstruction is kept) and the ME core's results.
-  bool refs_held = job.num_refs > 0 && job.num_refs <= 4 && job.ref_ids && job.me;
-  const size_t me_bytes = size_t(mb_count) * sizeof(MbPartitions);
-  if (refs_held) GVC_TRY(me_staging_.reserve(me_bytes * size_t(job.num_refs)));
+  bool refs_held = job.num_refs > 0 && job.ref_ids && job.me;
   for (int r = 0; refs_held && r < job.num_refs; r++) {
     const RefEntry* e = held_entry(job.ref_ids[r]);
     if (!e) {
@@ -403,6 +428,10 @@ Status H264ReconCore::prepare_decision(const h264::DecideJob& job, cudaStream_t 
     for (int p = 0; p < 4; p++) a.refs[r].plane[p] = e->luma[p].get<uint8_t>();
     a.refs[r].w = hv.w;
     a.refs[r].h = hv.h;
+    if (job.me[r].loc == MemoryLocation::Device) {
+      a.me[r] = job.me[r].data;
+      continue;
+    }
     GVC_TRY(me_[r].reserve(me_bytes));
     GVC_TRY(upload_staged(me_staging_, me_bytes * size_t(r), me_[r].get(), job.me[r].data, me_bytes, s));
     a.me[r] = me_[r].get<MbPartitions>();
@@ -416,6 +445,7 @@ Status H264ReconCore::prepare_decision(const h264::DecideJob& job, cudaStream_t 
   }
   GVC_TRY(synced_.record(s));
   GVC_TRY(synced_.synchronize("decision preparation"));
+  if (me_down) GVC_TRY(me_on_host_.synchronize("motion search results"));
   *intra = intra_prep_host_.get<h264::MbIntraPrep>();
   if (refs_held) *satd = satd_host_.get<h264::MbSatdRef>();
   return {};

@@ -60,9 +60,14 @@ class H264ReconCore {
   // stream s and waited for: prepare_intra of every macroblock (intra_prep.h) into *intra and,
   // for a P slice whose references the device holds, the SATD caches (satd_cache.h) into *satd
   // (else null). Both point at host memory valid until the next call. The source goes up
-  // here unless job.src_on_device.
+  // here unless job.src_on_device. me_host[0, job.num_refs) receive host views of job.me:
+  // fields in device memory (motion_results()) are read there and downloaded meanwhile, host
+  // ones are uploaded for the SATD caches and passed on as they are.
   Status prepare_decision(const h264::DecideJob& job, cudaStream_t s, const h264::MbIntraPrep** intra,
-                          const h264::MbSatdRef** satd);
+                          const h264::MbSatdRef** satd, MbPartitionField me_host[4]);
+  // A device buffer for the motion search's results against reference r (mb_count
+  // macroblocks), which prepare_decision then reads where it is; null if it cannot be had.
+  MbPartitions* motion_results(int r, int mb_count);
 
  private:
   struct RefEntry {
@@ -95,6 +100,8 @@ class H264ReconCore {
   // downloads done
   cudaEvent_t marks_[8] = {};
   Event synced_;  // the waits for the decision's source and preparation
+  Stream aux_;     // the motion search's results going down beside the preparation
+  Event me_ready_, me_on_host_;
   h264::FrameReconstructor::RunTimes times_;
   PinnedBuffer decisions_host_;  // the job's decisions, packed (kDecisionBytes each)
   DeviceBuffer decisions_;

@@ -151,7 +151,12 @@ Status Encoder::motion_search(int num_refs, const PlaneView& src_luma) {
   mp.subpel = params_.analyse.subpel ? Subpel::Quarter : Subpel::None;
   mp.predictors = me_pred_.data();
   for (int r = 0; r < num_refs; r++) {
-    Status st = me_->run(src_luma, recon_->reference_luma(dpb_[size_t(r)]), mp, me_fields_[size_t(r)]);
+    MbPartitionField& field = me_fields_[size_t(r)];
+    if (MbPartitions* there = recon_->motion_results(r, mb_width_ * mb_height_))
+      field = MbPartitionField{there, mb_width_, mb_height_, MemoryLocation::Device};
+    else
+      field = MbPartitionField{me_parts_[size_t(r)].data(), mb_width_, mb_height_, MemoryLocation::Host};
+    Status st = me_->run(src_luma, recon_->reference_luma(dpb_[size_t(r)]), mp, field);
     if (!st.ok()) return Status::error("motion search failed: " + st.message());
   }
   return Status();

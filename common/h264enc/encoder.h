@@ -126,6 +126,7 @@ class Encoder {
   std::vector<IntraMbCandidates> intra_cand_;        // per macroblock, this frame's candidates
   std::vector<MvCost> me_pred_;                      // per macroblock, the ME core's predictor
   std::vector<std::vector<MbPartitions>> me_parts_;  // per reference, the ME core's results
+  // per reference, where they are: me_parts_, or the reconstructor's motion_results()
   std::vector<MbPartitionField> me_fields_;
   int frame_num_ = 0;
   int frames_since_idr_ = 0;

@@ -56,7 +56,8 @@ struct DecideJob {
   const RefPicture* const* refs = nullptr;  // RefPicList0, as ReconJob
   const uint64_t* ref_ids = nullptr;
   int num_refs = 0;
-  const MbPartitionField* me = nullptr;             // per reference: the ME core's field (host)
+  // Per reference: the ME core's field (host, or the device memory of motion_results()).
+  const MbPartitionField* me = nullptr;
   const IntraMbCandidates* intra_cand = nullptr;    // per macroblock (host), or null: every mode
   const uint16_t* slice_of_mb = nullptr;            // per macroblock: its slice
   // Per macroblock (host), or null: prepare_intra's results (intra_prep.h), which an
@@ -104,6 +105,14 @@ class FrameReconstructor {
   // The luma of reference `ref` for the motion search: a device copy the implementation
   // keeps, else the host plane.
   virtual PlaneView reference_luma(const RefPicture& ref) { return ref.pic.view(0); }
+  // Where the motion search of reference r (mb_count macroblocks) may leave its results for
+  // decide() to read them there: device memory of the backend whose motion search fills it
+  // (nothing goes down and up again between the two), or null: the encoder's host fields.
+  // Valid until the next call for r.
+  virtual MbPartitions* motion_results(int r, int mb_count) {
+    (void)r, (void)mb_count;
+    return nullptr;
+  }
   // Decides every macroblock (decide_mb.h: decide_mb, then finish_mb_syntax) into job.mbs.
   virtual Status decide(const DecideJob& job) = 0;
   // Milliseconds of the last decide() spent preparing before the wavefront (0 if none).

@@ -80,7 +80,8 @@ TEST(H264DecidePrep, IntraSearchEqualsTheCpu) {
     gvc::h264::prepare_intra_cpu(job, want.data());
     const MbIntraPrep* got = nullptr;
     const gvc::h264::MbSatdRef* satd = nullptr;
-    CHECK_OK(core.prepare_decision(job, stream.get(), &got, &satd));
+    gvc::MbPartitionField me_host[4];
+    CHECK_OK(core.prepare_decision(job, stream.get(), &got, &satd, me_host));
     int i4_wins = 0;
     for (int i = 0; i < n; i++) {
       const MbIntraPrep& a = want[size_t(i)];
@@ -104,7 +105,8 @@ TEST(H264DecidePrep, IntraSearchEqualsTheCpu) {
 
 // The SATD caches of P slices with one to three references that the device holds (kept
 // reconstructions of earlier jobs), ME results with random vectors and costs (so that the
-// pre-selection keeps every shape), with and without the pre-selection.
+// pre-selection keeps every shape) in host or device memory, with and without the
+// pre-selection; the host views of the ME results equal them.
 TEST(H264DecidePrep, SatdCachesEqualTheCpu) {
   gvc::Backend* be = cuda_backend();
   if (!be) GTEST_SKIP() << "no CUDA device: " << no_cuda_reason();
@@ -173,10 +175,29 @@ TEST(H264DecidePrep, SatdCachesEqualTheCpu) {
     job.mb_height = mbh;
     std::vector<gvc::h264::MbSatdRef> want(size_t(n) * size_t(num_refs));
     gvc::h264::prepare_satd_cpu(job, want.data());
+    // Odd rounds: the ME results where the encoder's motion search leaves them on a CUDA
+    // backend (motion_results()), read there and downloaded for the wavefront.
+    std::vector<gvc::MbPartitionField> device_fields;
+    if (round % 2) {
+      for (int r = 0; r < num_refs; r++) {
+        gvc::MbPartitions* d = core.motion_results(r, n);
+        ASSERT_NE(d, nullptr);
+        ASSERT_EQ(cudaMemcpy(d, me[size_t(r)].data(), size_t(n) * sizeof(gvc::MbPartitions), cudaMemcpyHostToDevice),
+                  cudaSuccess);
+        device_fields.push_back({d, mbw, mbh, gvc::MemoryLocation::Device});
+      }
+      job.me = device_fields.data();
+    }
     const MbIntraPrep* intra = nullptr;
     const gvc::h264::MbSatdRef* got = nullptr;
-    CHECK_OK(core.prepare_decision(job, stream.get(), &intra, &got));
+    gvc::MbPartitionField me_host[4];
+    CHECK_OK(core.prepare_decision(job, stream.get(), &intra, &got, me_host));
     ASSERT_NE(got, nullptr) << "round " << round << ": the device holds the references";
+    for (int r = 0; r < num_refs; r++) {
+      ASSERT_EQ(me_host[r].loc, gvc::MemoryLocation::Host);
+      ASSERT_EQ(0, std::memcmp(me_host[r].data, me[size_t(r)].data(), size_t(n) * sizeof(gvc::MbPartitions)))
+          << "round " << round << ": the host view of reference " << r << "'s ME results";
+    }
     int computed = 0;
     for (size_t i = 0; i < want.size(); i++) {
       const auto& a = want[i];
