@@ -1,0 +1,263 @@
+// decide_bench.cpp: CPU time of the mode decision on the CUDA backend's path (prepared intra searches and SATD caches) per P frame, and hashes of its decisions
+//
+// Usage: h264-decide-bench [--check] [--cold] [--frames N] [--reps N] [--qp QP] [--refs N] [--size WxH]
+// Encodes N frames of a pan over $GVC_ELEPHANTS (raw 4096x2304 luma; a synthetic picture
+// without it) on the CPU backend. Each P frame is prepared as the GPU would (prepare_intra_cpu,
+// prepare_satd_cpu), then decided `reps` times on one thread in raster order (decide_mb and
+// finish_mb_syntax per macroblock, what the wavefront's threads do between their waits; --cold:
+// with the caches evicted before each time, as the CUDA backend's inputs come from the GPU); prints
+// the median and fastest time per frame (this thread's CPU time, core-ms) and a hash of the decisions and of the stream.
+// --check: several sizes, QPs, slice and reference counts and intra pruning, one decision each,
+// and the hashes only, to compare the decisions before and after a change to them.
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <time.h>
+
+#include "common/dsp/backend.h"
+#include "common/h264enc/decide_mb.h"
+#include "common/h264enc/encoder.h"
+#include "common/h264enc/frame_recon.h"
+
+namespace {
+
+using namespace gvc;
+using namespace gvc::h264;
+
+uint64_t fnv1a(uint64_t h, const void* data, size_t n) {
+  const uint8_t* p = static_cast<const uint8_t*>(data);
+  for (size_t i = 0; i < n; i++) h = (h ^ p[i]) * 0x100000001b3ull;
+  return h;
+}
+
+// This thread's CPU time: the machine may be shared, and a wall clock would count the time
+// other processes took the core.
+double thread_ms() {
+  timespec ts;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return double(ts.tv_sec) * 1e3 + double(ts.tv_nsec) * 1e-6;
+}
+
+double median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+// What the timing collected over the P frames of one encode.
+struct Results {
+  int reps = 1;
+  bool cold = false;  // evict the caches before each decision (the CUDA backend's inputs come from the GPU)
+  std::vector<double> ms;  // per P frame: the median over reps
+  std::vector<double> best;
+  uint64_t decisions = 0xcbf29ce484222325ull;
+  int p_frames = 0;
+};
+
+// The CPU reconstructor; every P frame is also decided on one thread with the prepared results.
+class TimingReconstructor final : public FrameReconstructor {
+ public:
+  explicit TimingReconstructor(Results& res) : res_(res) {}
+  const char* name() const override { return "cpu-timing"; }
+
+  Status decide(const DecideJob& job) override {
+    if (!job.num_refs) return cpu_->decide(job);
+    const size_t n = size_t(job.mb_width) * size_t(job.mb_height);
+    std::vector<MbIntraPrep> prep(n);
+    prepare_intra_cpu(job, prep.data());
+    std::vector<MbSatdRef> satd(n * size_t(job.num_refs));
+    prepare_satd_cpu(job, satd.data());
+    std::vector<Macroblock> mbs(n);
+    const MbAnalysis a = frame_analysis(job);
+    std::vector<double> times;
+    for (int rep = 0; rep < res_.reps; rep++) {
+      if (res_.cold) {
+        for (size_t i = 0; i < evict_.size(); i += 64) evict_[i]++;
+      }
+      const double t0 = thread_ms();
+      MbAnalysis t = a;
+      for (int my = 0; my < job.mb_height; my++) {
+        for (int mx = 0; mx < job.mb_width; mx++) {
+          const size_t addr = size_t(my) * size_t(job.mb_width) + size_t(mx);
+          t.map = MbMap{mbs.data(), job.mb_width, job.mb_height, job.slice_of_mb[addr]};
+          t.mx = mx;
+          t.my = my;
+          t.intra_cand = job.intra_cand ? &job.intra_cand[addr] : nullptr;
+          t.satd = &satd[addr * size_t(job.num_refs)];
+          decide_mb(t, mbs[addr], &prep[addr]);
+          finish_mb_syntax(t.map, mx, my, mbs[addr]);
+        }
+      }
+      times.push_back(thread_ms() - t0);
+    }
+    res_.ms.push_back(median(times));
+    res_.best.push_back(*std::min_element(times.begin(), times.end()));
+    for (const Macroblock& m : mbs) res_.decisions = fnv1a(res_.decisions, &m, kDecisionBytes);
+    res_.p_frames++;
+    // The encoder goes on with the wavefront's decisions (the same ones).
+    DecideJob j = job;
+    j.intra_prep = prep.data();
+    j.satd = satd.data();
+    return cpu_->decide(j);
+  }
+  Status run(const ReconJob& job) override { return cpu_->run(job); }
+
+ private:
+  Results& res_;
+  std::vector<uint8_t> evict_ = std::vector<uint8_t>(size_t(64) << 20);
+  std::unique_ptr<FrameReconstructor> cpu_ = make_cpu_reconstructor();
+};
+
+class TimingBackend final : public Backend {
+ public:
+  explicit TimingBackend(Results& res) : res_(res) {}
+  const char* name() const override { return "cpu"; }
+  MemoryLocation location() const override { return MemoryLocation::Host; }
+  std::unique_ptr<MotionSearch> motion_search() override { return cpu_->motion_search(); }
+  std::unique_ptr<IntraPrune> intra_prune() override { return cpu_->intra_prune(); }
+  std::unique_ptr<FrameReconstructor> h264_reconstructor() override {
+    return std::make_unique<TimingReconstructor>(res_);
+  }
+  void* allocate(size_t bytes) override { return cpu_->allocate(bytes); }
+  void release(void* p) override { cpu_->release(p); }
+  Status copy(void* dst, MemoryLocation dl, const void* src, MemoryLocation sl, size_t bytes) override {
+    return cpu_->copy(dst, dl, src, sl, bytes);
+  }
+  Status synchronize() override { return cpu_->synchronize(); }
+
+ private:
+  Results& res_;
+  std::unique_ptr<Backend> cpu_ = make_cpu_backend();
+};
+
+// The painting, or a stand-in: smooth waves with some texture.
+std::vector<uint8_t> load_picture() {
+  std::vector<uint8_t> pic(size_t(4096) * 2304);
+  const char* path = std::getenv("GVC_ELEPHANTS");
+  std::ifstream f(path ? path : "", std::ios::binary);
+  if (f && f.read(reinterpret_cast<char*>(pic.data()), std::streamsize(pic.size()))) return pic;
+  std::fprintf(stderr, "decide-bench: GVC_ELEPHANTS not readable, a synthetic picture instead\n");
+  for (size_t y = 0; y < 2304; y++)
+    for (size_t x = 0; x < 4096; x++)
+      pic[y * 4096 + x] = uint8_t(128 + 60 * ((x * 7 + y * 3) % 97 < 48 ? 1 : -1) * int((x ^ y) & 3) / 3);
+  return pic;
+}
+
+// Frame i of a pan of (2, 1) pixels per frame, chroma from elsewhere in the picture (as
+// tools/bench_h264enc.cpp).
+std::vector<uint8_t> pan_frame(const std::vector<uint8_t>& pic, int w, int h, int i) {
+  std::vector<uint8_t> fr(size_t(w) * h * 3 / 2);
+  auto px = [&](int x, int y) { return pic[size_t(y) * 4096 + size_t(x)]; };
+  const int ox = 2 * i, oy = i;
+  for (int y = 0; y < h; y++)
+    for (int x = 0; x < w; x++) fr[size_t(y) * w + x] = px(ox + x, oy + y);
+  uint8_t* u = fr.data() + size_t(w) * h;
+  uint8_t* v = u + size_t(w / 2) * (h / 2);
+  for (int y = 0; y < h / 2; y++)
+    for (int x = 0; x < w / 2; x++) {
+      u[size_t(y) * (w / 2) + x] = uint8_t(64 + px(ox + 2 * x + 2000 - w / 2, oy + 2 * y + 1100 - h / 2) / 2);
+      v[size_t(y) * (w / 2) + x] = uint8_t(192 - px(ox / 2 + x + 100, oy / 2 + y + 1200) / 2);
+    }
+  return fr;
+}
+
+struct Case {
+  int w = 1920, h = 1080, qp = 26, refs = 1, slices = 1, frames = 4;
+  IntraPruneMethod prune = IntraPruneMethod::None;
+};
+
+// Encodes the case; false on an encoder error. `stream` gets the hash of the access units.
+bool encode(const std::vector<uint8_t>& pic, const Case& c, Results& res, uint64_t& stream) {
+  TimingBackend backend(res);
+  EncoderParams p;
+  p.width = c.w;
+  p.height = c.h;
+  p.rc.qp = c.qp;
+  p.ref_frames = c.refs;
+  p.slices = c.slices;
+  p.analyse.intra_prune = c.prune;
+  Encoder enc;
+  if (!enc.init(p, &backend).ok()) return false;
+  stream = 0xcbf29ce484222325ull;
+  for (int i = 0; i < c.frames; i++) {
+    const std::vector<uint8_t> fr = pan_frame(pic, c.w, c.h, i);
+    FrameIn in;
+    in.plane[0] = fr.data();
+    in.plane[1] = fr.data() + size_t(c.w) * c.h;
+    in.plane[2] = in.plane[1] + size_t(c.w / 2) * (c.h / 2);
+    in.stride[0] = c.w;
+    in.stride[1] = in.stride[2] = c.w / 2;
+    EncodedFrame out;
+    if (!enc.encode(in, false, out).ok()) return false;
+    stream = fnv1a(stream, out.annexb.data(), out.annexb.size());
+  }
+  return true;
+}
+
+int usage() {
+  std::fprintf(stderr, "usage: h264-decide-bench [--check] [--cold] [--frames N] [--reps N] [--qp QP] [--refs N] [--size WxH]\n");
+  return 2;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Case c;
+  int reps = 10;
+  bool check = false, cold = false;
+  for (int i = 1; i < argc; i++) {
+    const std::string a = argv[i];
+    if (a == "--check" || a == "--cold") {
+      (a == "--check" ? check : cold) = true;
+      continue;
+    }
+    const char* v = i + 1 < argc ? argv[++i] : nullptr;
+    if (!v) return usage();
+    if (a == "--frames") c.frames = std::atoi(v);
+    else if (a == "--reps") reps = std::atoi(v);
+    else if (a == "--qp") c.qp = std::atoi(v);
+    else if (a == "--refs") c.refs = std::atoi(v);
+    else if (a == "--size") { if (std::sscanf(v, "%dx%d", &c.w, &c.h) != 2) return usage(); }
+    else return usage();
+  }
+  const std::vector<uint8_t> pic = load_picture();
+  if (check) {
+    std::vector<Case> cases;
+    for (int qp : {16, 26, 36, 46}) cases.push_back({1920, 1080, qp, 1, 1, 3, IntraPruneMethod::None});
+    cases.push_back({1920, 1080, 30, 2, 4, 3, IntraPruneMethod::Kirsch});
+    cases.push_back({960, 544, 22, 3, 3, 4, IntraPruneMethod::Sobel});
+    cases.push_back({352, 288, 40, 4, 7, 5, IntraPruneMethod::None});
+    cases.push_back({208, 120, 10, 2, 11, 4, IntraPruneMethod::None});
+    uint64_t all = 0xcbf29ce484222325ull;
+    for (const Case& k : cases) {
+      Results res;
+      uint64_t stream = 0;
+      if (!encode(pic, k, res, stream)) return 1;
+      std::printf("%4dx%-4d qp %2d refs %d slices %2d prune %d: decisions %016llx stream %016llx\n", k.w, k.h, k.qp,
+                  k.refs, k.slices, int(k.prune), (unsigned long long)res.decisions, (unsigned long long)stream);
+      all = fnv1a(all, &res.decisions, sizeof res.decisions);
+      all = fnv1a(all, &stream, sizeof stream);
+    }
+    std::printf("all: %016llx\n", (unsigned long long)all);
+    return 0;
+  }
+  Results res;
+  res.reps = reps;
+  res.cold = cold;
+  uint64_t stream = 0;
+  if (!encode(pic, c, res, stream)) return 1;
+  for (int i = 0; i < res.p_frames; i++)
+    std::printf("P frame %d: decide %.2f ms median, %.2f fastest (one thread)\n", i + 1, res.ms[size_t(i)],
+                res.best[size_t(i)]);
+  std::printf("%dx%d qp %d refs %d: %.2f ms per P frame (median of the frames' medians), %.2f fastest, decisions "
+              "%016llx stream %016llx\n",
+              c.w, c.h, c.qp, c.refs, median(res.ms), *std::min_element(res.best.begin(), res.best.end()),
+              (unsigned long long)res.decisions, (unsigned long long)stream);
+  return 0;
+}
