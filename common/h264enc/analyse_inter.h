@@ -23,8 +23,7 @@ struct InterChoice {
   MbType type = MbType::PL0_16x16;  // PSkip, PL0_16x16, PL0_16x8, PL0_8x16 or P8x8
   uint8_t sub_mb_type[4] = {};      // P8x8
   MotionState motion;               // refIdxL0 and mvL0 of every block
-  int16_t mvd[16][2] = {};          // mvd_l0 at each partition's top-left 4x4 block
-  int cost = 0;                     // J of the choice
+  int cost = 0;                     // J of the choice (mvd_l0 comes from finish_mb_syntax)
 };
 
 namespace analyse_inter_detail {
@@ -32,8 +31,19 @@ namespace analyse_inter_detail {
 // Bits of ref_idx_l0 te(v) with num_ref_idx_l0_active = n (9.1.2).
 GVC_HD int ref_bits(int ref, int n) { return n == 1 ? 0 : n == 2 ? 1 : ue_bits(uint32_t(ref)); }
 
+// se_bits(v) (9.1.1: 2 * floor(log2(codeNum + 1)) + 1) with a count of leading zeros in place of
+// ue_bits' loop; |v| < 2^30.
+GVC_HD int se_bits_fast(int v) {
+  const uint32_t code_num_1 = v > 0 ? uint32_t(2 * v) : uint32_t(-2 * v) + 1;  // codeNum + 1 >= 1
+#if defined(__CUDA_ARCH__)
+  return 2 * (31 - __clz(code_num_1)) + 1;
+#else
+  return 2 * (31 - __builtin_clz(code_num_1)) + 1;
+#endif
+}
+
 GVC_HD int mvd_bits(int mvx, int mvy, const int16_t mvp[2]) {
-  return se_bits(mvx - mvp[0]) + se_bits(mvy - mvp[1]);
+  return se_bits_fast(mvx - mvp[0]) + se_bits_fast(mvy - mvp[1]);
 }
 
 // One partition's search: the best (refIdxL0, mvL0) with its predictor and J.
@@ -65,16 +75,19 @@ class PartitionSearch {
       const MvCost& me = a_.me[r][a_.my * a_.map.mb_width + a_.mx].part[idx];
       const MvCost& me16 = a_.me[r][a_.my * a_.map.mb_width + a_.mx].part[kPart16x16];
       const int bias = count_ref ? a_.lambda * ref_bits(r, a_.num_refs) : 0;
+      SatdLookup lookup;
+      if (a_.satd) lookup = satd_lookup(a_, slots_, r, idx);
+      const SatdLookup* lk = a_.satd ? &lookup : nullptr;
       // Candidates: the ME core's vector for this partition, the predictor (mvd 0), and the
       // ME core's 16x16 vector (the whole macroblock often moves together).
       const int16_t cand[3][2] = {{me.mvx, me.mvy}, {mvp[0], mvp[1]}, {me16.mvx, me16.mvy}};
       PartResult rb;
       for (const auto& c : cand) {
-        int cost = cost_of(x, y, w, h, r, c, mvp, rb.cost);
+        int cost = cost_at(x, y, w, h, r, c, mvp, rb.cost, lk);
         if (cost < rb.cost) rb = {r, {c[0], c[1]}, {mvp[0], mvp[1]}, cost};
       }
       if (rb.cost == INT_MAX) continue;
-      if (a_.flags.refine && w * h >= 4) refine(x, y, w, h, rb);
+      if (a_.flags.refine && w * h >= 4) refine(x, y, w, h, rb, lk);
       rb.cost += bias;
       if (rb.cost < best.cost) best = rb;
     }
@@ -87,10 +100,19 @@ class PartitionSearch {
   // callers that keep a candidate only below a bound get the same answer sooner.
   GVC_HD int cost_of(int x, int y, int w, int h, int r, const int16_t mv[2], const int16_t mvp[2],
                      int bound = INT_MAX) const {
+    if (!a_.satd) return cost_at(x, y, w, h, r, mv, mvp, bound, nullptr);
+    const SatdLookup lk = satd_lookup(a_, slots_, r, me_partition_index(x, y, w, h));
+    return cost_at(x, y, w, h, r, mv, mvp, bound, &lk);
+  }
+
+ private:
+  // cost_of with the partition's cached SATDs `lk` found (null: no cache).
+  GVC_HD int cost_at(int x, int y, int w, int h, int r, const int16_t mv[2], const int16_t mvp[2], int bound,
+                     const SatdLookup* lk) const {
     if (mv[1] < -a_.max_mv_y || mv[1] > a_.max_mv_y - 1 || mv[0] < -8192 || mv[0] > 8191) return INT_MAX;
     int cost = a_.lambda * mvd_bits(mv[0], mv[1], mvp);
-    if (a_.satd) {
-      const int satd = cached_satd(a_, slots_, r, me_partition_index(x, y, w, h), mv);
+    if (lk) {
+      const int satd = lk->get(mv);
       if (satd >= 0) return cost + satd;
     }
     uint8_t pred[64];
@@ -102,17 +124,16 @@ class PartitionSearch {
     return cost;
   }
 
- private:
   // Quarter-pel steps around the vector with the partition's predictor (the ME core refined with
   // an approximate one), while they improve, at most twice.
-  GVC_HD void refine(int x, int y, int w, int h, PartResult& rb) const {
+  GVC_HD void refine(int x, int y, int w, int h, PartResult& rb, const SatdLookup* lk) const {
     for (int iter = 0; iter < 2; iter++) {
       int16_t center[2] = {rb.mv[0], rb.mv[1]};
       bool moved = false;
       for (int k = 0; k < 9; k++) {
         if (k == 4) continue;
         int16_t c[2] = {int16_t(center[0] + k % 3 - 1), int16_t(center[1] + k / 3 - 1)};
-        int cost = cost_of(x, y, w, h, rb.ref, c, rb.mvp, rb.cost);
+        int cost = cost_at(x, y, w, h, rb.ref, c, rb.mvp, rb.cost, lk);
         if (cost < rb.cost) {
           rb.cost = cost;
           rb.mv[0] = c[0];
@@ -131,8 +152,6 @@ class PartitionSearch {
 
 GVC_HD void commit(InterChoice& c, int x, int y, int w, int h, const PartResult& r) {
   c.motion.set(x, y, w, h, r.ref, r.mv[0], r.mv[1]);
-  c.mvd[4 * y + x][0] = int16_t(r.mv[0] - r.mvp[0]);
-  c.mvd[4 * y + x][1] = int16_t(r.mv[1] - r.mvp[1]);
 }
 
 // A macroblock split into `type`'s two or one partitions, each over all references.

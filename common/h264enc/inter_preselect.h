@@ -1,6 +1,7 @@
 // inter_preselect.h: seed 002's inter pre-selection from the ME core's costs, and the ME core's partitions as rectangles, for the CPU and CUDA
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 
 #include "common/h264enc/analyse.h"
@@ -53,14 +54,21 @@ GVC_HD void me_partition_rect(int idx, int* x, int* y, int* w, int* h) {
 GVC_HD Preselection preselect(const MbAnalysis& a) {
   Preselection sel;
   const DecideFlags& p = a.flags;
-  auto me_cost = [&](int part) {  // best over the references, ref_idx bits aside
-    uint32_t best = UINT32_MAX;
-    for (int r = 0; r < a.num_refs; r++) {
-      const uint32_t c = a.me[r][a.my * a.map.mb_width + a.mx].part[part].cost;
-      best = c < best ? c : best;
+  // Each partition's cost, best over the references (ref_idx bits aside): with one reference
+  // its own, read where it is.
+  const size_t addr = size_t(a.my) * size_t(a.map.mb_width) + size_t(a.mx);
+  MbPartitions best_of_refs;
+  const MvCost* me = best_of_refs.part;
+  if (a.num_refs == 1) {
+    me = a.me[0][addr].part;
+  } else {
+    for (int i = 0; i < kNumPartitions; i++) {
+      uint32_t c = UINT32_MAX;
+      for (int r = 0; r < a.num_refs; r++) c = a.me[r][addr].part[i].cost < c ? a.me[r][addr].part[i].cost : c;
+      best_of_refs.part[i].cost = c;
     }
-    return int64_t(best);
-  };
+  }
+  auto me_cost = [&](int part) { return int64_t(me[part].cost); };
   const int64_t l = a.lambda;
   const int64_t c16 = me_cost(kPart16x16) + l * ue_bits(0);
   int64_t best = c16;

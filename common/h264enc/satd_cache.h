@@ -3,9 +3,9 @@
 // choose_inter (analyse_inter.h) costs a partition's candidates as SATD + lambda * bits. The
 // bits need the exact mvpL0, known only in the wavefront, but the SATD of a vector does not:
 // the SATDs of the vectors the search is likely to visit can be computed for every macroblock
-// at once beforehand, and cost_of looks a vector up before computing it. What is not in the
-// cache (a predictor far from the ME core's vector, a refinement that wanders further) is
-// computed as before, so the decisions are those of the search alone, bit for bit.
+// at once beforehand, and cost_of looks a vector up (SatdLookup) before computing it. What is
+// not in the cache (a predictor far from the ME core's vector, a refinement that wanders
+// further) is computed as before, so the decisions are those of the search alone, bit for bit.
 //
 // Per macroblock and reference, for the partitions the search costs (P_L0_16x16 and the shape
 // the pre-selection keeps, inter_preselect.h):
@@ -145,24 +145,45 @@ GVC_HD void fill_satd_entry(const MbAnalysis& a, const SatdSlots& s, int r, int 
   *cell = v < kSatdMiss ? uint16_t(v) : kSatdMiss;
 }
 
-// The cached SATD of ME partition `part` at mv in reference r, or -1.
-GVC_HD int cached_satd(const MbAnalysis& a, const SatdSlots& s, int r, int part, const int16_t mv[2]) {
+// The cached SATDs of one ME partition in one reference of a macroblock (satd_lookup), found
+// once for the many vectors the partition's search costs.
+struct SatdLookup {
+  const uint16_t* near = nullptr;  // (2 * rad + 1)^2 cells around (cx, cy), by rows; null: none
+  int rad = 0;                     // 2: a refined partition's grid; 0: a sub-partition's own vector
+  int16_t cx = 0, cy = 0;          // the partition's ME vector
+  int16_t m16x = 0, m16y = 0;      // the 16x16 ME vector
+  uint16_t at16 = kSatdMiss;       // the SATD at the 16x16 ME vector, where not among `near`
+
+  // The cached SATD at mv, or -1.
+  GVC_HD int get(const int16_t mv[2]) const {
+    const int n = 2 * rad + 1, dx = mv[0] - cx + rad, dy = mv[1] - cy + rad;
+    uint16_t got = kSatdMiss;
+    if (near && unsigned(dx) < unsigned(n) && unsigned(dy) < unsigned(n)) got = near[n * dy + dx];
+    else if (mv[0] == m16x && mv[1] == m16y) got = at16;
+    return got == kSatdMiss ? -1 : int(got);
+  }
+};
+
+// The cached SATDs of ME partition `part` in reference r of macroblock (a.mx, a.my).
+GVC_HD SatdLookup satd_lookup(const MbAnalysis& a, const SatdSlots& s, int r, int part) {
   const MbSatdRef& c = a.satd[r];
   const MbPartitions& me = a.me[r][a.my * a.map.mb_width + a.mx];
-  const MvCost& m16 = me.part[kPart16x16];
-  const MvCost& v = me.part[part];
-  const bool at16 = mv[0] == m16.mvx && mv[1] == m16.mvy;
-  uint16_t got = kSatdMiss;
+  SatdLookup l;
+  l.cx = me.part[part].mvx;
+  l.cy = me.part[part].mvy;
+  l.m16x = me.part[kPart16x16].mvx;
+  l.m16y = me.part[kPart16x16].mvy;
   if (s.big_of[part] >= 0) {
-    const int k = s.big_of[part], dx = mv[0] - v.mvx + 2, dy = mv[1] - v.mvy + 2;
-    if (dx >= 0 && dx < 5 && dy >= 0 && dy < 5) got = c.grid[k][5 * dy + dx];
-    else if (k > 0 && at16) got = c.at_me16[k];
+    const int k = s.big_of[part];
+    l.near = c.grid[k];
+    l.rad = 2;
+    if (k > 0) l.at16 = c.at_me16[k];
   } else if (s.small_of[part] >= 0) {
     const int k = s.small_of[part];
-    if (mv[0] == v.mvx && mv[1] == v.mvy) got = c.small[k][0];
-    else if (at16) got = c.small[k][1];
+    l.near = &c.small[k][0];
+    l.at16 = c.small[k][1];
   }
-  return got == kSatdMiss ? -1 : int(got);
+  return l;
 }
 
 }  // namespace gvc::h264
