@@ -115,6 +115,15 @@ class PartitionSearch {
       const int satd = lk->get(mv);
       if (satd >= 0) return cost + satd;
     }
+    return computed_cost(x, y, w, h, r, mv, cost, bound);
+  }
+
+  // cost_at's SATD computed, added to `cost` (the vector's bits): out of line, so that
+  // cost_at, whose lookup nearly always finds the SATD, is small enough to be inlined.
+#if defined(__GNUC__) && !defined(__CUDACC__)
+  __attribute__((noinline))
+#endif
+  GVC_HD int computed_cost(int x, int y, int w, int h, int r, const int16_t mv[2], int cost, int bound) const {
     uint8_t pred[64];
     for (int row = y; row < y + h; row++) {
       a_.refs[r].predict(16 * a_.mx + 4 * x, 16 * a_.my + 4 * row, 4 * w, 4, mv, pred, 16);
