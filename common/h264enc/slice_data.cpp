@@ -13,13 +13,16 @@ namespace gvc::h264 {
 
 namespace {
 
-// Macroblocks [first, end) of one slice; skip_before P_Skip macroblocks of the slice come
-// just before `first` (mb_skip_run counts them with the piece's own leading ones).
+// Macroblocks [first, end) of one slice. The piece's bits leave out the mb_skip_run before its
+// first coded macroblock: that run may start in the pieces before, so the join writes it.
 struct Piece {
   int slice = 0;
   int first = 0, end = 0;
-  int skip_before = 0;
-  bool last = false;  // the slice's last piece: it writes the final mb_skip_run
+  bool last = false;  // the slice's last piece: the final mb_skip_run follows it
+  // Set by write_piece: P_Skip macroblocks before the first coded one (all of the piece's when
+  // none is coded) and after the last.
+  bool coded = false;
+  int lead_skip = 0, trail_skip = 0;
   bool has_pcm = false;
   BitWriter bw;
 };
@@ -30,40 +33,42 @@ void write_piece(Piece& pc, const Macroblock* mbs, int mb_width, int mb_height, 
                  int num_ref_idx_active, int offset, BitWriter& bw) {
   const MbMap map{mbs, mb_width, mb_height, pc.slice};
   bw.put_bits(offset, 0);
-  int skip_run = pc.skip_before;
+  int skip_run = 0;
+  bool coded = false, has_pcm = false;
   for (int addr = pc.first; addr < pc.end; addr++) {
     const Macroblock& mb = mbs[addr];
     if (mb.type == MbType::PSkip) {
       skip_run++;
       continue;
     }
-    if (p_slice) {
+    if (!coded)
+      pc.lead_skip = skip_run;
+    else if (p_slice)
       bw.put_ue(uint32_t(skip_run));  // mb_skip_run
-      skip_run = 0;
-    }
-    if (mb.type == MbType::IPcm) pc.has_pcm = true;
+    skip_run = 0;
+    coded = true;
+    has_pcm |= mb.type == MbType::IPcm;
     write_macroblock(bw, map, addr % mb_width, addr / mb_width, p_slice, num_ref_idx_active);
   }
-  if (pc.last && skip_run) bw.put_ue(uint32_t(skip_run));
+  if (!coded) pc.lead_skip = skip_run;
+  pc.trail_skip = skip_run;
+  pc.coded = coded;
+  pc.has_pcm = has_pcm;
 }
 
 }  // namespace
 
 void write_slices_data(const Macroblock* mbs, int mb_width, int mb_height, const SliceOut* slices,
                        int num_slices, bool p_slice, int num_ref_idx_active, int threads) {
-  // Pieces end at row ends and slice ends; a piece's skip_before is the run of P_Skip
-  // macroblocks the pieces before it in the slice leave open.
+  // Pieces end at row ends and slice ends.
   std::vector<Piece> pieces;
   for (int s = 0; s < num_slices; s++) {
-    int skip = 0;
     for (int a = slices[s].first_mb; a < slices[s].end_mb;) {
       Piece pc;
       pc.slice = s;
       pc.first = a;
       pc.end = std::min(slices[s].end_mb, (a / mb_width + 1) * mb_width);
-      pc.skip_before = skip;
       pc.last = pc.end == slices[s].end_mb;
-      for (int i = pc.first; i < pc.end; i++) skip = mbs[i].type == MbType::PSkip ? skip + 1 : 0;
       a = pc.end;
       pieces.push_back(std::move(pc));
     }
@@ -90,16 +95,27 @@ void write_slices_data(const Macroblock* mbs, int mb_width, int mb_height, const
     parallel_for(int(pieces.size()), [&](int i) { write(size_t(i)); });
   }
 
-  for (Piece& pc : pieces) {
+  // The join: `skip_run` is the run of P_Skip macroblocks of the slice not coded yet.
+  int skip_run = 0;
+  for (size_t i = 0; i < pieces.size(); i++) {
+    Piece& pc = pieces[i];
     BitWriter& out = *slices[pc.slice].bw;
-    const int offset = int(out.bit_count() & 7);
-    if (!pc.has_pcm || offset == 0) {
-      out.append(pc.bw);
-      continue;
+    if (i == 0 || pieces[i - 1].slice != pc.slice) skip_run = 0;
+    if (!pc.coded) {
+      skip_run += pc.lead_skip;
+    } else {
+      if (p_slice) out.put_ue(uint32_t(skip_run + pc.lead_skip));  // mb_skip_run
+      const int offset = int(out.bit_count() & 7);
+      if (!pc.has_pcm || offset == 0) {
+        out.append(pc.bw);
+      } else {  // its pcm_alignment_zero_bits depend on where it lands
+        BitWriter again;
+        write_piece(pc, mbs, mb_width, mb_height, p_slice, num_ref_idx_active, offset, again);
+        out.append(again, size_t(offset));
+      }
+      skip_run = pc.trail_skip;
     }
-    BitWriter again;
-    write_piece(pc, mbs, mb_width, mb_height, p_slice, num_ref_idx_active, offset, again);
-    out.append(again, size_t(offset));
+    if (pc.last && skip_run) out.put_ue(uint32_t(skip_run));
   }
 }
 

@@ -17,8 +17,9 @@ struct SliceOut {
 
 // Writes slice_data() of every slice. CAVLC carries no state from one macroblock to the next
 // besides mb_skip_run and the neighbours' TotalCoeff (which the macroblocks hold), so each
-// piece of a row is written on its own and the pieces are joined; a piece with an I_PCM
-// macroblock whose pcm_alignment_zero_bits depend on where it lands is written again there.
+// piece of a row is written on its own and the pieces are joined, the join writing the
+// mb_skip_run before a piece's first coded macroblock; a piece with an I_PCM macroblock whose
+// pcm_alignment_zero_bits depend on where it lands is written again there.
 // The bits are those of writing the macroblocks one after the other. `mbs` holds the
 // picture's macroblocks with their slice_id set; `threads` 0 means one per core.
 void write_slices_data(const Macroblock* mbs, int mb_width, int mb_height, const SliceOut* slices,
