@@ -1,13 +1,13 @@
 // frame_recon_cpu.cpp: the CPU decision (a wavefront on all cores) and reconstruction stages: recon_mb.h in raster order, then the loop filter
 #include <algorithm>
 #include <atomic>
-#include <thread>
 #include <vector>
 
 #include "common/h264enc/decide_mb.h"
 #include "common/h264enc/frame_recon.h"
 #include "common/h264enc/recon_mb.h"
 #include "common/util/parallel.h"
+#include "common/util/progress.h"
 
 namespace gvc::h264 {
 
@@ -25,9 +25,9 @@ class CpuReconstructor final : public FrameReconstructor {
     const MbAnalysis a = frame_analysis(job);
     const int w = job.mb_width, h = job.mb_height;
     // Each row's count of decided macroblocks on a cache line of its own (its writer updates it
-    // with every macroblock while the next row's thread polls it).
+    // with every macroblock while the next row's thread waits on it).
     struct alignas(64) RowDone {
-      std::atomic<int> v{0};
+      Progress v;
     };
     std::vector<RowDone> row_done(static_cast<size_t>(h));
     std::atomic<int> next_row{0};
@@ -36,10 +36,7 @@ class CpuReconstructor final : public FrameReconstructor {
       for (int my; (my = next_row.fetch_add(1)) < h;) {
         for (int mx = 0; mx < w; mx++) {
           const int addr = my * w + mx;
-          if (my > 0) {
-            const int need = std::min(mx + 2, w);
-            while (row_done[size_t(my - 1)].v.load(std::memory_order_acquire) < need) std::this_thread::yield();
-          }
+          if (my > 0) row_done[size_t(my - 1)].v.wait_for(std::min(mx + 2, w));
           t.map = MbMap{job.mbs, w, h, job.slice_of_mb[addr]};
           t.mx = mx;
           t.my = my;
@@ -47,7 +44,7 @@ class CpuReconstructor final : public FrameReconstructor {
           t.satd = job.satd && job.num_refs ? &job.satd[size_t(addr) * size_t(job.num_refs)] : nullptr;
           decide_mb(t, job.mbs[addr], job.intra_prep ? &job.intra_prep[addr] : nullptr);
           finish_mb_syntax(t.map, mx, my, job.mbs[addr]);
-          row_done[size_t(my)].v.store(mx + 1, std::memory_order_release);
+          row_done[size_t(my)].v.set(mx + 1);
         }
       }
     });

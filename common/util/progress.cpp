@@ -1,0 +1,63 @@
+// progress.cpp: Progress's wait: spin, then sleep on a futex of the count (Linux), yield elsewhere
+#include "common/util/progress.h"
+
+#include <thread>
+
+#if defined(__linux__)
+#include <linux/futex.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <climits>
+#endif
+
+namespace gvc {
+
+namespace {
+
+inline void cpu_relax() {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#elif defined(__aarch64__)
+  asm volatile("yield");
+#endif
+}
+
+// About 10-30 us of polling (a pause is 40-140 cycles): most waits of a wavefront end within
+// a macroblock's time, and sleeping costs a wake-up of several microseconds.
+constexpr int kSpins = 512;
+
+}  // namespace
+
+void Progress::set(int v) {
+  value_.store(v, std::memory_order_seq_cst);
+  // Seen after the store in the single total order: a waiter that counted itself before
+  // this load is woken; one that counts itself later finds v before it sleeps.
+  if (sleepers_.load(std::memory_order_seq_cst) > 0) {
+#if defined(__linux__)
+    syscall(SYS_futex, reinterpret_cast<int*>(&value_), FUTEX_WAKE_PRIVATE, INT_MAX, nullptr, nullptr, 0);
+#endif
+  }
+}
+
+void Progress::wait_for(int v) {
+  for (int i = 0; i < kSpins; i++) {
+    if (value_.load(std::memory_order_acquire) >= v) return;
+    cpu_relax();
+  }
+  for (;;) {
+    const int seen = value_.load(std::memory_order_acquire);
+    if (seen >= v) return;
+#if defined(__linux__)
+    sleepers_.fetch_add(1, std::memory_order_seq_cst);
+    // Sleeps only while the count is still `seen` (the kernel checks it atomically).
+    if (value_.load(std::memory_order_seq_cst) == seen)
+      syscall(SYS_futex, reinterpret_cast<int*>(&value_), FUTEX_WAIT_PRIVATE, seen, nullptr, nullptr, 0);
+    sleepers_.fetch_sub(1, std::memory_order_relaxed);
+#else
+    std::this_thread::yield();
+#endif
+  }
+}
+
+}  // namespace gvc
