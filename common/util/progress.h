@@ -1,14 +1,14 @@
-// progress.h: a count one thread advances and others wait on: a short spin, then sleep in the kernel (a wavefront's rows)
+// progress.h: a count one thread advances and others wait on: spin, yield, then sleep in the kernel (a wavefront's rows)
 #pragma once
 
 #include <atomic>
 
 namespace gvc {
 
-// Waiters of wait_for() spin for a few microseconds, then sleep until set() passes them (a
-// futex on Linux). A wavefront whose threads only spun (yield) stalled for milliseconds
-// whenever the thread it waited for was preempted: the H.264 decision of a 1080p frame took
-// 15-26 ms instead of 1.5 now and then, with every core spinning.
+// Waiters of wait_for() spin for a few microseconds, yield for up to half a millisecond, then
+// sleep until set() passes them (a futex on Linux). A wavefront whose threads only yielded
+// stalled for milliseconds whenever the thread it waited for was preempted: the H.264
+// decision of a 1080p frame took 15-26 ms instead of 1.5 now and then, every core spinning.
 class Progress {
  public:
   int get() const { return value_.load(std::memory_order_acquire); }
