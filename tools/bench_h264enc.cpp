@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "common/h264enc/encoder.h"
+#include "tools/pan_frame.h"
 #if GVC_HAVE_CUDA
 #include <cuda_runtime_api.h>
 
@@ -71,20 +72,7 @@ int main(int argc, char** argv) {
   }
   auto px = [&](int x, int y) { return pic[size_t(y) * 4096 + size_t(x)]; };
   std::vector<std::vector<uint8_t>> clip(static_cast<size_t>(frames));
-  for (int i = 0; i < frames; i++) {
-    std::vector<uint8_t>& fr = clip[size_t(i)];
-    fr.resize(size_t(w) * h * 3 / 2);
-    const int ox = 2 * i, oy = i;  // a pan of (2, 1) pixels per frame
-    for (int y = 0; y < h; y++)
-      for (int x = 0; x < w; x++) fr[size_t(y) * w + x] = px(ox + x, oy + y);
-    uint8_t* u = fr.data() + size_t(w) * h;
-    uint8_t* v = u + size_t(w / 2) * (h / 2);
-    for (int y = 0; y < h / 2; y++)
-      for (int x = 0; x < w / 2; x++) {
-        u[size_t(y) * (w / 2) + x] = uint8_t(64 + px(ox + 2 * x + 2000 - w / 2, oy + 2 * y + 1100 - h / 2) / 2);
-        v[size_t(y) * (w / 2) + x] = uint8_t(192 - px(ox / 2 + x + 100, oy / 2 + y + 1200) / 2);
-      }
-  }
+  for (int i = 0; i < frames; i++) clip[size_t(i)] = gvc::bench::pan_frame(px, w, h, i);
   if (!raw_path.empty()) {
     std::ofstream out(raw_path, std::ios::binary);
     for (const auto& fr : clip) out.write(reinterpret_cast<const char*>(fr.data()), std::streamsize(fr.size()));

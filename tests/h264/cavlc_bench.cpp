@@ -22,6 +22,7 @@
 
 #include "common/h264enc/encoder.h"
 #include "common/h264enc/slice_data.h"
+#include "tools/pan_frame.h"
 
 namespace {
 
@@ -42,22 +43,11 @@ struct Clip {
     return false;
   }
   std::vector<uint8_t> frame(int w, int h, int i, int noise, std::mt19937& rng) const {
-    std::vector<uint8_t> fr(size_t(w) * h * 3 / 2);
     auto px = [&](int x, int y) {
       int v = pic[size_t(y) * 4096 + size_t(x)] + (noise ? int(rng() % unsigned(noise)) - noise / 2 : 0);
       return uint8_t(std::clamp(v, 0, 255));
     };
-    const int ox = 2 * i, oy = i;
-    for (int y = 0; y < h; y++)
-      for (int x = 0; x < w; x++) fr[size_t(y) * w + x] = px(ox + x, oy + y);
-    uint8_t* u = fr.data() + size_t(w) * h;
-    uint8_t* v = u + size_t(w / 2) * (h / 2);
-    for (int y = 0; y < h / 2; y++)
-      for (int x = 0; x < w / 2; x++) {
-        u[size_t(y) * (w / 2) + x] = uint8_t(64 + px(ox + 2 * x + 2000 - w / 2, oy + 2 * y + 1100 - h / 2) / 2);
-        v[size_t(y) * (w / 2) + x] = uint8_t(192 - px(ox / 2 + x + 100, oy / 2 + y + 1200) / 2);
-      }
-    return fr;
+    return gvc::bench::pan_frame(px, w, h, i);
   }
 };
 

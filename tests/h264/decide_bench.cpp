@@ -24,6 +24,7 @@
 #include "common/h264enc/decide_mb.h"
 #include "common/h264enc/encoder.h"
 #include "common/h264enc/frame_recon.h"
+#include "tools/pan_frame.h"
 
 namespace {
 
@@ -149,22 +150,9 @@ std::vector<uint8_t> load_picture() {
   return pic;
 }
 
-// Frame i of a pan of (2, 1) pixels per frame, chroma from elsewhere in the picture (as
-// tools/bench_h264enc.cpp).
+// Frame i of tools/bench_h264enc.cpp's pan.
 std::vector<uint8_t> pan_frame(const std::vector<uint8_t>& pic, int w, int h, int i) {
-  std::vector<uint8_t> fr(size_t(w) * h * 3 / 2);
-  auto px = [&](int x, int y) { return pic[size_t(y) * 4096 + size_t(x)]; };
-  const int ox = 2 * i, oy = i;
-  for (int y = 0; y < h; y++)
-    for (int x = 0; x < w; x++) fr[size_t(y) * w + x] = px(ox + x, oy + y);
-  uint8_t* u = fr.data() + size_t(w) * h;
-  uint8_t* v = u + size_t(w / 2) * (h / 2);
-  for (int y = 0; y < h / 2; y++)
-    for (int x = 0; x < w / 2; x++) {
-      u[size_t(y) * (w / 2) + x] = uint8_t(64 + px(ox + 2 * x + 2000 - w / 2, oy + 2 * y + 1100 - h / 2) / 2);
-      v[size_t(y) * (w / 2) + x] = uint8_t(192 - px(ox / 2 + x + 100, oy / 2 + y + 1200) / 2);
-    }
-  return fr;
+  return gvc::bench::pan_frame([&](int x, int y) { return pic[size_t(y) * 4096 + size_t(x)]; }, w, h, i);
 }
 
 struct Case {
