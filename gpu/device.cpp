@@ -120,8 +120,10 @@ Stream::~Stream() {
 
 Status Stream::create() {
   if (stream_) return {};
-  return check(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking),
-               "cudaStreamCreateWithFlags");
+  GVC_TRY(check(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), "cudaStreamCreateWithFlags"));
+  // synchronize()'s event, made here in the stream's context (not lazily by a later caller)
+  return check(cudaEventCreateWithFlags(&done_, cudaEventDisableTiming | cudaEventBlockingSync),
+               "cudaEventCreateWithFlags");
 }
 
 Status Stream::synchronize(const char* what) {

@@ -14,6 +14,10 @@
 
 namespace gvc {
 
+// The futex is the atomic's int itself.
+static_assert(sizeof(std::atomic<int>) == sizeof(int) && std::atomic<int>::is_always_lock_free,
+              "Progress waits on its count's storage as a plain int");
+
 namespace {
 
 inline void cpu_relax() {

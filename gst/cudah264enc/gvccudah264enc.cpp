@@ -938,9 +938,18 @@ gvc_cuda_h264_enc_handle_frame (GstVideoEncoder * enc,
     if (mem && gst_is_cuda_memory (mem)
         && !gst_buffer_get_video_meta (frame->input_buffer)) {
       const GstVideoInfo *own = &GST_CUDA_MEMORY_CAST (mem)->info;
-      if (GST_VIDEO_INFO_FORMAT (own) == GST_VIDEO_INFO_FORMAT (&map_info)
-          && GST_VIDEO_INFO_WIDTH (own) == GST_VIDEO_INFO_WIDTH (&map_info)
-          && GST_VIDEO_INFO_HEIGHT (own) == GST_VIDEO_INFO_HEIGHT (&map_info)) {
+      /* (a memory allocated larger than the caps' frame, e.g. 1088 rows for 1080, holds it
+       * at its top left) */
+      if (GST_VIDEO_INFO_FORMAT (own) != GST_VIDEO_INFO_FORMAT (&map_info)
+          || GST_VIDEO_INFO_WIDTH (own) < GST_VIDEO_INFO_WIDTH (&map_info)
+          || GST_VIDEO_INFO_HEIGHT (own) < GST_VIDEO_INFO_HEIGHT (&map_info)) {
+        GST_WARNING_OBJECT (self, "CUDA memory of a %s %dx%d layout for %s %dx%d caps "
+            "and no video meta: read with the caps' default layout",
+            gst_video_format_to_string (GST_VIDEO_INFO_FORMAT (own)),
+            GST_VIDEO_INFO_WIDTH (own), GST_VIDEO_INFO_HEIGHT (own),
+            gst_video_format_to_string (GST_VIDEO_INFO_FORMAT (&map_info)),
+            GST_VIDEO_INFO_WIDTH (&map_info), GST_VIDEO_INFO_HEIGHT (&map_info));
+      } else {
         for (guint p = 0; p < GST_VIDEO_INFO_N_PLANES (own); p++) {
           GST_VIDEO_INFO_PLANE_STRIDE (&map_info, p) =
               GST_VIDEO_INFO_PLANE_STRIDE (own, p);
