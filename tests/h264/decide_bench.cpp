@@ -24,6 +24,7 @@
 #include "common/h264enc/decide_mb.h"
 #include "common/h264enc/encoder.h"
 #include "common/h264enc/frame_recon.h"
+#include "tests/h264/cpu_backend_with.h"
 #include "tools/pan_frame.h"
 
 namespace {
@@ -115,27 +116,6 @@ class TimingReconstructor final : public FrameReconstructor {
   std::unique_ptr<FrameReconstructor> cpu_ = make_cpu_reconstructor();
 };
 
-class TimingBackend final : public Backend {
- public:
-  explicit TimingBackend(Results& res) : res_(res) {}
-  const char* name() const override { return "cpu"; }
-  MemoryLocation location() const override { return MemoryLocation::Host; }
-  std::unique_ptr<MotionSearch> motion_search() override { return cpu_->motion_search(); }
-  std::unique_ptr<IntraPrune> intra_prune() override { return cpu_->intra_prune(); }
-  std::unique_ptr<FrameReconstructor> h264_reconstructor() override {
-    return std::make_unique<TimingReconstructor>(res_);
-  }
-  void* allocate(size_t bytes) override { return cpu_->allocate(bytes); }
-  void release(void* p) override { cpu_->release(p); }
-  Status copy(void* dst, MemoryLocation dl, const void* src, MemoryLocation sl, size_t bytes) override {
-    return cpu_->copy(dst, dl, src, sl, bytes);
-  }
-  Status synchronize() override { return cpu_->synchronize(); }
-
- private:
-  Results& res_;
-  std::unique_ptr<Backend> cpu_ = make_cpu_backend();
-};
 
 // The painting, or a stand-in: smooth waves with some texture.
 std::vector<uint8_t> load_picture() {
@@ -162,7 +142,7 @@ struct Case {
 
 // Encodes the case; false on an encoder error. `stream` gets the hash of the access units.
 bool encode(const std::vector<uint8_t>& pic, const Case& c, Results& res, uint64_t& stream) {
-  TimingBackend backend(res);
+  CpuBackendWith backend([&] { return std::make_unique<TimingReconstructor>(res); });
   EncoderParams p;
   p.width = c.w;
   p.height = c.h;

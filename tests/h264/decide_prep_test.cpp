@@ -9,6 +9,7 @@
 #include "common/dsp/backend.h"
 #include "common/h264enc/encoder.h"
 #include "common/h264enc/frame_recon.h"
+#include "tests/h264/cpu_backend_with.h"
 #include "oracle.h"
 
 namespace gvc::h264 {
@@ -92,27 +93,6 @@ class CheckingReconstructor final : public FrameReconstructor {
   std::unique_ptr<FrameReconstructor> cpu_ = make_cpu_reconstructor();
 };
 
-class CheckingBackend final : public Backend {
- public:
-  explicit CheckingBackend(Counts& counts) : counts_(counts) {}
-  const char* name() const override { return "cpu"; }
-  MemoryLocation location() const override { return MemoryLocation::Host; }
-  std::unique_ptr<MotionSearch> motion_search() override { return cpu_->motion_search(); }
-  std::unique_ptr<IntraPrune> intra_prune() override { return cpu_->intra_prune(); }
-  std::unique_ptr<FrameReconstructor> h264_reconstructor() override {
-    return std::make_unique<CheckingReconstructor>(counts_);
-  }
-  void* allocate(size_t bytes) override { return cpu_->allocate(bytes); }
-  void release(void* p) override { cpu_->release(p); }
-  Status copy(void* dst, MemoryLocation dl, const void* src, MemoryLocation sl, size_t bytes) override {
-    return cpu_->copy(dst, dl, src, sl, bytes);
-  }
-  Status synchronize() override { return cpu_->synchronize(); }
-
- private:
-  Counts& counts_;
-  std::unique_ptr<Backend> cpu_ = make_cpu_backend();
-};
 
 struct Case {
   int qp, slices;
@@ -145,7 +125,7 @@ TEST(DecidePrep, DecisionsWithThePreparedSearchesEqualTheSearch) {
   for (const Case c : {Case{20, 1, IntraPruneMethod::None, 1}, Case{30, 3, IntraPruneMethod::Kirsch, 3},
                        Case{38, 1, IntraPruneMethod::Sobel, 2}}) {
     Counts counts;
-    CheckingBackend backend(counts);
+    CpuBackendWith backend([&] { return std::make_unique<CheckingReconstructor>(counts); });
     EncoderParams p;
     p.width = w;
     p.height = h;
