@@ -110,6 +110,7 @@ int main(int argc, char** argv) {
   gvc::h264::Encoder enc;
   gvc::Status st = enc.init(p, backend.get());
   if (st.ok()) st = enc.set_pipelined(pipelined);
+  enc.set_cpu_times(true);
   if (!st.ok()) {
     std::fprintf(stderr, "bench-h264enc: %s\n", st.message().c_str());
     return 1;

@@ -224,8 +224,10 @@ double ms_since(std::chrono::steady_clock::time_point& t) {
   return ms;
 }
 
-// The process's CPU time (all threads) in ms since `t`, which moves to now.
-double cpu_ms_since(double& t) {
+// The process's CPU time (all threads) in ms since `t`, which moves to now; 0 unless `on`
+// (the kernel sums every thread of the process for it: not free with many encoders' threads).
+double cpu_ms_since(double& t, bool on) {
+  if (!on) return 0;
   timespec ts{};
   clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
   const double now = double(ts.tv_sec) * 1e3 + double(ts.tv_nsec) * 1e-6;
@@ -239,7 +241,7 @@ Status Encoder::encode(const FrameIn& in, bool force_idr, EncodedFrame& out) {
   if (mb_width_ == 0) return Status::error("encoder used before init");
   auto clock = std::chrono::steady_clock::now();
   double cpu = 0;
-  cpu_ms_since(cpu);
+  cpu_ms_since(cpu, cpu_times_);
   // this frame's access unit: in `out`, or when pipelined in frame_ until its entropy coding
   EncodedFrame& cur = pipelined_ ? frame_ : out;
   cur = EncodedFrame();
@@ -257,7 +259,7 @@ Status Encoder::encode(const FrameIn& in, bool force_idr, EncodedFrame& out) {
     if (!st.ok()) return Status::error(std::string("reconstruction failed: ") + st.message());
     cur.times.recon_parts = recon_->last_run_times();
     cur.times.wait = ms_since(clock);
-    cur.times.cpu.wait = cpu_ms_since(cpu);
+    cur.times.cpu.wait = cpu_ms_since(cpu, cpu_times_);
   }
   if (in.loc != MemoryLocation::Host) {
     Status st = recon_->load_device_source(in, params_.width, params_.height, src_, src_view);
@@ -289,7 +291,7 @@ Status Encoder::encode(const FrameIn& in, bool force_idr, EncodedFrame& out) {
 
   cur.times.analysis_upload = std::chrono::duration<double, std::milli>(after_upload - clock).count();
   cur.times.analysis = ms_since(clock);
-  cur.times.cpu.analysis = cpu_ms_since(cpu);
+  cur.times.cpu.analysis = cpu_ms_since(cpu, cpu_times_);
 
   BitWriter bw;
   if (params_.aud) {
@@ -350,7 +352,7 @@ Status Encoder::encode(const FrameIn& in, bool force_idr, EncodedFrame& out) {
     if (!st.ok()) return Status::error(std::string("mode decision failed: ") + st.message());
   }
   cur.times.decision = ms_since(clock);
-  cur.times.cpu.decision = cpu_ms_since(cpu);
+  cur.times.cpu.decision = cpu_ms_since(cpu, cpu_times_);
   cur.times.decision_prep = recon_->last_prepare_ms();
 
   // Stage 2, reconstruction: residual coding, reconstruction and the loop filter, on the
@@ -379,7 +381,7 @@ Status Encoder::encode(const FrameIn& in, bool force_idr, EncodedFrame& out) {
   if (!st.ok()) return Status::error(std::string("reconstruction failed: ") + st.message());
 
   cur.times.recon = ms_since(clock);
-  cur.times.cpu.recon = cpu_ms_since(cpu);
+  cur.times.cpu.recon = cpu_ms_since(cpu, cpu_times_);
 
   // Sliding window (8.2.5.3): the new reference enters in front, the oldest leaves.
   if (idr) dpb_.clear();
@@ -422,7 +424,7 @@ void Encoder::code_slices(const std::vector<Macroblock>& mbs, const SliceHeader&
                           EncodedFrame& out) {
   auto clock = std::chrono::steady_clock::now();
   double cpu = 0;
-  cpu_ms_since(cpu);
+  cpu_ms_since(cpu, cpu_times_);
   const int mb_count = mb_width_ * mb_height_;
   // Slice `slice` holds macroblocks [first, last) in raster order.
   auto slice_first = [&](int slice) { return int(int64_t(mb_count) * slice / params_.slices); };
@@ -444,7 +446,7 @@ void Encoder::code_slices(const std::vector<Macroblock>& mbs, const SliceHeader&
   }
   count_stats(mbs, out.stats);
   out.times.entropy = ms_since(clock);
-  out.times.cpu.entropy = cpu_ms_since(cpu);
+  out.times.cpu.entropy = cpu_ms_since(cpu, cpu_times_);
 }
 
 void Encoder::recon_i420(std::vector<uint8_t>& out) const {

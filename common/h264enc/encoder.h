@@ -46,8 +46,9 @@ struct StageTimes {
   double entropy = 0;    // CAVLC of the slices (CPU, all cores; pipelined: behind the next frame)
   double reference = 0;  // the sliding window's update
   // The process's CPU time in milliseconds (every thread's) during wait, analysis, decision,
-  // recon and entropy: the cores each stage keeps busy. Meaningful where nothing else runs in
-  // the process, and not pipelined (the entropy coding then overlaps the next frame's stages).
+  // recon and entropy: the cores each stage keeps busy (0 unless Encoder::set_cpu_times).
+  // Meaningful where nothing else runs in the process, and not pipelined (the entropy coding
+  // then overlaps the next frame's stages).
   struct {
     double wait = 0, analysis = 0, decision = 0, recon = 0, entropy = 0;
   } cpu;
@@ -78,6 +79,9 @@ class Encoder {
   // Fails while an access unit is held (drain() first).
   Status set_pipelined(bool on);
   bool pipelined() const { return pipelined_; }
+  // Measures StageTimes::cpu of the following frames (off: zeros). Set it while no frame is
+  // being coded (before encoding, or after drain()): the entropy thread reads it.
+  void set_cpu_times(bool on) { cpu_times_ = on; }
   // The access unit a pipelined encoder still holds (out.present false: none). init() drops it.
   void drain(EncodedFrame& out);
   // Whether the next frame is an IDR even when none is forced (first frame, key-int-max).
@@ -132,6 +136,7 @@ class Encoder {
   int frames_since_idr_ = 0;
   uint64_t next_pic_id_ = 1;  // RefPicture::id of the next reconstruction
   int idr_pic_id_ = 0;
+  bool cpu_times_ = false;  // set_cpu_times
   bool pipelined_ = false;
   EncodedFrame frame_;    // pipelined: the frame being encoded, until its entropy coding starts
   EncodedFrame pending_;  // pipelined: the frame the entropy thread codes (or coded)

@@ -723,6 +723,9 @@ gvc_cuda_h264_enc_set_format (GstVideoEncoder * enc, GstVideoCodecState * state)
     gvc::Status st = e->encoder.init (params, e->backend.get ());
     if (st.ok ())
       st = e->encoder.set_pipelined (pipelined);
+    /* the CPU times in the LOG lines cost a sum over the process's threads per stage */
+    e->encoder.set_cpu_times (gst_debug_category_get_threshold (GST_CAT_DEFAULT) >=
+        GST_LEVEL_LOG);
     if (!st.ok ()) {
       GST_ELEMENT_ERROR (self, LIBRARY, SETTINGS,
           ("cudah264enc cannot encode this stream: %s.", st.message ().c_str ()),
