@@ -1,6 +1,6 @@
 // bench_hevc.cpp: decoding speed of the HEVC engine (common/hevcdec), reconstruction on the CPU or the GPU: one Annex B file, the median of several runs
 //
-// Usage: bench-hevc [--cuda [--keep] | --host-only] [--threads N] STREAM.hevc [RUNS]
+// Usage: bench-hevc [--cuda [--keep] | --host-only] [--threads N] [--frame-threads N] STREAM.hevc [RUNS]
 // --cuda runs the reconstruction and loop filters on the GPU (gvc::cuda::HevcCudaReconstructor,
 // CUDA builds only); parsing stays on the CPU, and every picture is downloaded. With --keep the
 // pictures stay on the GPU (set_keep_pictures, as cudahevcdec with CUDA memory out): each one
@@ -11,6 +11,8 @@
 // fast GPU. Any build.
 // --threads N: threads for the rows of WPP slice segments (Decoder::set_threads; default: the
 // machine's, at most 16).
+// --frame-threads N: pictures parsed at once when the pictures are kept (--keep, --host-only;
+// Decoder::set_frame_threads; default 1).
 // Each run decodes the whole file with a fresh gvc::hevc::Decoder, access unit by access unit
 // with end_access_unit() as cudahevcdec does, and takes every picture (cropped, 16-bit
 // planes), so the time covers parsing, reconstruction, loop filters and output; reading the
@@ -121,7 +123,7 @@ struct TimedReconstructor : gvc::hevc::Reconstructor {
 int main(int argc, char** argv) {
   bool cuda = false, keep = false, host_only = false;
   HostOnlyReconstructor host_recon;
-  int threads = 0;
+  int threads = 0, frame_threads = 1;
   for (;;) {
     if (argc > 1 && std::string(argv[1]) == "--cuda") {
       cuda = true;
@@ -139,12 +141,17 @@ int main(int argc, char** argv) {
       threads = std::max(1, std::atoi(argv[2]));
       argc -= 2;
       argv += 2;
+    } else if (argc > 2 && std::string(argv[1]) == "--frame-threads") {
+      frame_threads = std::max(1, std::atoi(argv[2]));
+      argc -= 2;
+      argv += 2;
     } else {
       break;
     }
   }
   if (argc < 2) {
-    std::fprintf(stderr, "usage: %s [--cuda [--keep] | --host-only] [--threads N] STREAM.hevc [RUNS]\n", argv[0]);
+    std::fprintf(stderr, "usage: %s [--cuda [--keep] | --host-only] [--threads N] [--frame-threads N] STREAM.hevc [RUNS]\n",
+                 argv[0]);
     return 2;
   }
 #if GVC_HAVE_CUDA
@@ -193,6 +200,7 @@ int main(int argc, char** argv) {
     TimedReconstructor timed;
     gvc::hevc::Decoder dec;
     if (threads) dec.set_threads(threads);
+    dec.set_frame_threads(frame_threads);
 #if GVC_HAVE_CUDA
     timed.inner = recon.get();
 #endif

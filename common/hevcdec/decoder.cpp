@@ -4,6 +4,8 @@
 #include <gst/codecparsers/gsth265parser.h>
 
 #include <algorithm>
+#include <atomic>
+#include <climits>
 #include <cstring>
 #include <deque>
 #include <mutex>
@@ -59,6 +61,36 @@ struct OutFrame {
   bool dropped = false;
 };
 
+// One slice segment of a picture parsed on a thread of its own (frame threads): what
+// decode_slice_segment reads, copied out of the caller's data.
+struct SliceJob {
+  GstH265SliceHdr hdr{};  // entry_point_offset_minus1 cleared (the entry points are in `substreams`)
+  std::vector<uint8_t> rbsp;
+  size_t data_offset = 0;
+  std::vector<size_t> substreams;
+  int slice_idx = 0, slice_addr_rs = 0;
+  const Picture* col_pic = nullptr;
+};
+
+// A picture's parse on a thread of its own, and what it fills: the syntax arrays and the
+// sample work that its run() reads afterwards on the stage's thread. A lane takes its next
+// picture once that run() is done.
+struct Lane {
+  Picture* pic = nullptr;
+  FrameState fs;
+  PictureRecon recon;
+  SegmentCarry carry;
+  std::vector<SliceJob> slices;  // the first n_slices are the picture's (kept for their buffers)
+  size_t n_slices = 0;
+  std::vector<PictureRecon> row_recons;
+  std::unique_ptr<Workers> workers;
+  // the collocated pictures the parse reads, held until it ends
+  std::vector<std::shared_ptr<Picture>> pins;
+  uint64_t parse_ticket = 0;  // on `thread`
+  uint64_t run_ticket = 0;    // on the decoder's stage
+  JobThread thread;
+};
+
 }  // namespace
 
 struct Decoder::Impl {
@@ -92,6 +124,15 @@ struct Decoder::Impl {
   std::vector<size_t> substreams;  // of the current slice segment (SliceDecodeInput)
   int threads = default_threads();
   std::unique_ptr<Workers> workers;      // for the WPP rows, made when first needed
+  // Frame threads (set_frame_threads): while the reconstructor keeps its pictures, each
+  // picture is parsed on a lane of its own, up to `frame_threads` at once, a picture's CTB
+  // row waiting only for that row of its collocated picture's motion (Picture::parsed_rows).
+  int frame_threads = 1;
+  std::vector<std::unique_ptr<Lane>> lanes;
+  size_t next_lane = 0;
+  Lane* lane = nullptr;  // the current picture's, when it is parsed on one
+  std::atomic<bool> parse_failed{false};  // a lane's parse failed; decode() reports it
+  bool draining = false;  // flush() was called, no picture since: take_frame() waits for each
   std::vector<PictureRecon> row_recons;  // the rows' records, reused picture after picture
 
   // While the reconstructor keeps its pictures, its calls are made on `stage`'s thread, run()
@@ -110,6 +151,7 @@ struct Decoder::Impl {
 
   // The queued jobs read pp, which points into the parser's parameter sets.
   ~Impl() {
+    for (auto& l : lanes) l->thread.wait_idle();
     stage.wait_idle();
     gst_h265_parser_free(parser);
   }
@@ -129,8 +171,10 @@ struct Decoder::Impl {
     reconstructor_error_pending = true;
   }
 
-  // Every job done: the reconstructor may be called on this thread.
+  // Every job done: the reconstructor may be called on this thread, and pp and the parameter
+  // sets may change.
   void drain_stage() {
+    for (auto& l : lanes) l->thread.wait_idle();
     stage.wait_idle();
     pins.clear();
     take_stage_error();
@@ -172,9 +216,92 @@ struct Decoder::Impl {
     pins.emplace_back(o->ticket, std::vector<std::shared_ptr<Picture>>{pic});
   }
 
+  bool frame_threaded() const {
+    return frame_threads > 1 && reconstructor_ok() && reconstructor->keeps_pictures();
+  }
+
+  // The next lane, once the run() of its last picture is done.
+  Lane* acquire_lane() {
+    while (lanes.size() < size_t(frame_threads)) lanes.emplace_back(new Lane);
+    Lane* l = lanes[next_lane++ % lanes.size()].get();
+    l->thread.wait(l->parse_ticket);
+    stage.wait(l->run_ticket);
+    return l;
+  }
+
+  // On the lane's thread: its picture's slice segments, in order; a failed one ends the
+  // picture's parse (as a failure ends it on the caller's thread).
+  void parse_lane(Lane& l) {
+    for (size_t i = 0; i < l.n_slices; ++i) {
+      const SliceJob& j = l.slices[i];
+      SliceDecodeInput in;
+      in.pp = &pp;
+      in.sh = &j.hdr;
+      in.slice_idx = j.slice_idx;
+      in.slice_addr_rs = j.slice_addr_rs;
+      in.pic = l.pic;
+      in.fs = &l.fs;
+      in.carry = &l.carry;
+      in.refs = &l.pic->slice_refs[size_t(j.slice_idx)];
+      in.col_pic = j.col_pic;
+      in.recon = &l.recon;
+      in.substreams = &j.substreams;
+      in.threads = threads;
+      if (threads > 1 && j.substreams.size() > 1) {
+        if (!l.workers || l.workers->max_threads() != threads) l.workers = std::make_unique<Workers>(threads);
+        in.workers = l.workers.get();
+        in.row_recons = &l.row_recons;
+      }
+      if (!decode_slice_segment(in, j.rbsp.data(), j.rbsp.size(), j.data_offset)) {
+        parse_failed.store(true);
+        break;
+      }
+    }
+    l.pic->parsed_rows->set(INT_MAX);  // also after a failure: nobody waits for more
+    l.pins.clear();
+  }
+
+  // The current picture, parsed on `l`: its parse queued, and behind it (on the stage) its
+  // run(); the pictures it makes ready are queued for output before that run(), as in
+  // finish_picture.
+  void finish_on_lane(Lane* l) {
+    l->parse_ticket = l->thread.push([this, l] { parse_lane(*l); });
+    cur->samples_on_host = false;
+    dpb.after_decode(*cur_sps, cur, cur_output);
+    Picture* pic = cur;
+    cur = nullptr;
+    OutFrame* own = nullptr;
+    collect(pic, &own);
+    std::vector<std::shared_ptr<Picture>> used{dpb.share(pic)};
+    for (const RefPicLists& rl : pic->slice_refs)
+      for (int X = 0; X < 2; ++X)
+        for (int i = 0; i < rl.n[X]; ++i) used.push_back(dpb.share(rl.pic[X][i]));
+    flight_ticket = stage.push(
+        [this, pic, l] {
+          l->thread.wait(l->parse_ticket);
+          if (stage_failed) return;
+          std::string err;
+          if (!reconstructor->run(pp, l->fs, l->recon, *pic, err)) stage_fail("picture reconstruction failed: " + err);
+        },
+        reconstructor->thread_entry());
+    l->run_ticket = flight_ticket;
+    pins.emplace_back(flight_ticket, std::move(used));
+    if (own) queue_output(dpb.share(pic), own);
+  }
+
   void finish_picture() {
     if (!cur) return;
-    cur->ctb_slice = fs.ctb_slice;
+    if (lane) {
+      Lane* l = lane;
+      lane = nullptr;
+      take_stage_error();
+      if (reconstructor_ok()) return finish_on_lane(l);
+      // the reconstructor failed since the picture started: its parse here, then the CPU
+      l->thread.push([this, l] { parse_lane(*l); });
+      l->thread.wait_idle();
+      std::swap(fs, l->fs);
+      std::swap(recon, l->recon);
+    }
     stage.wait(flight_ticket);  // the flight buffers are free again
     take_stage_error();
     if (reconstructor_ok() && reconstructor->keeps_pictures()) {
@@ -290,6 +417,18 @@ struct Decoder::Impl {
     cur->crop_w = sps->crop_rect_width ? sps->crop_rect_width : pp.width;
     cur->crop_h = sps->crop_rect_height ? sps->crop_rect_height : pp.height;
     cur_output = pps->output_flag_present_flag ? sh.pic_output_flag : true;
+    cur->ctb_slice.assign(size_t(pp.pic_size_in_ctbs), -1);
+    draining = false;
+    if (frame_threaded()) {
+      lane = acquire_lane();
+      lane->pic = cur;
+      lane->n_slices = 0;
+      lane->fs.reset(pp.width, pp.height, pp.pic_size_in_ctbs);
+      lane->recon.clear();
+      lane->carry = SegmentCarry{};
+      cur->parsed_rows = std::make_shared<Progress>();
+      return true;
+    }
     fs.reset(pp.width, pp.height, pp.pic_size_in_ctbs);
     recon.clear();
     carry = SegmentCarry{};
@@ -406,7 +545,8 @@ struct Decoder::Impl {
                             (si.sao_luma || si.sao_chroma || !si.deblocking_disabled);
     si.loop_filter_across_slices = pps.loop_filter_across_slices_enabled_flag &&
                                    (lf_present ? hdr.loop_filter_across_slices_enabled_flag : true);
-    fs.slices.push_back(si);
+    FrameState& pfs = lane ? lane->fs : fs;
+    pfs.slices.push_back(si);
 
     const uint8_t* payload = nalu.data + nalu.offset + nalu.header_bytes;
     to_rbsp(payload, nalu.size - nalu.header_bytes, rbsp, removed);
@@ -417,7 +557,7 @@ struct Decoder::Impl {
     SliceDecodeInput in;
     in.pp = &pp;
     in.sh = &hdr;
-    in.slice_idx = int(fs.slices.size()) - 1;
+    in.slice_idx = int(pfs.slices.size()) - 1;
     in.slice_addr_rs = indep_slice_addr;
     in.pic = cur;
     in.fs = &fs;
@@ -441,6 +581,19 @@ struct Decoder::Impl {
         }
         substreams.push_back(pos - before);
       }
+    }
+    if (lane) {  // parsed on the lane when the picture is complete
+      if (lane->slices.size() <= lane->n_slices) lane->slices.emplace_back();
+      SliceJob& j = lane->slices[lane->n_slices++];
+      j.hdr = hdr;
+      j.rbsp.assign(rbsp.begin(), rbsp.end());
+      j.data_offset = offset;
+      j.substreams = substreams;
+      j.slice_idx = in.slice_idx;
+      j.slice_addr_rs = indep_slice_addr;
+      j.col_pic = col_pic;
+      if (col_pic) lane->pins.push_back(dpb.share(col_pic));
+      return true;
     }
     in.substreams = &substreams;
     in.threads = threads;
@@ -506,6 +659,11 @@ bool Decoder::decode(const uint8_t* data, size_t size) {
     }
   }
   d.take_stage_error();
+  if (d.parse_failed.exchange(false)) {  // a picture parsed on a lane (set_frame_threads)
+    error_ = "slice data could not be decoded";
+    ok = false;
+    d.seen_irap = false;  // resume at the next IRAP
+  }
   if (d.reconstructor_error_pending) {
     error_ = d.reconstructor_error;
     d.reconstructor_error_pending = false;
@@ -514,7 +672,16 @@ bool Decoder::decode(const uint8_t* data, size_t size) {
   return ok;
 }
 
-void Decoder::set_threads(int n) { impl_->threads = std::max(1, n); }
+void Decoder::set_threads(int n) {
+  impl_->drain_stage();  // the lanes' parses read it
+  impl_->threads = std::max(1, n);
+}
+
+void Decoder::set_frame_threads(int n) {
+  impl_->finish_picture();
+  impl_->drain_stage();
+  impl_->frame_threads = std::clamp(n, 1, 16);
+}
 
 void Decoder::set_reconstructor(Reconstructor* r) {
   impl_->drain_stage();
@@ -534,13 +701,23 @@ void Decoder::flush() {
   impl_->finish_picture();
   impl_->dpb.flush();
   impl_->collect();
+  impl_->draining = true;
 }
 
 bool Decoder::take_frame(DecodedFrame& out) {
   Impl& d = *impl_;
   while (!d.frames.empty()) {
     OutFrame& o = d.frames.front();
-    if (o.ticket) d.stage.wait(o.ticket);  // handed out by the stage's thread
+    if (o.ticket && d.stage.done() < o.ticket) {  // handed out by the stage's thread
+      // with frame threads, only once the pipeline is full: the caller gives the next
+      // picture meanwhile (a lane is free), so that pictures are parsed at once
+      if (d.frame_threads > 1 && !d.draining) {
+        size_t busy = 0;
+        for (auto& l : d.lanes) busy += d.stage.done() < l->run_ticket;
+        if (busy < size_t(d.frame_threads)) return false;
+      }
+      d.stage.wait(o.ticket);
+    }
     if (o.dropped) {  // that failed: the error is reported by the next decode()
       d.frames.pop_front();
       continue;

@@ -48,7 +48,8 @@ class Decoder {
   void end_access_unit();
   // End of stream: finishes the current picture and outputs everything left in the DPB.
   void flush();
-  // Takes the next picture in output order; false when none is ready. The buffers `out` held
+  // Takes the next picture in output order; false when none is ready (see set_frame_threads
+  // for when it waits for one). The buffers `out` held
   // are reused for a later picture, so a caller that passes the same object each time saves
   // their allocation.
   bool take_frame(DecodedFrame& out);
@@ -63,6 +64,16 @@ class Decoder {
   // Threads that may decode the CTB rows of a WPP slice segment at once (default: the
   // machine's, at most 16; 1: one row after the other). Same pictures either way.
   void set_threads(int n);
+  // Pictures that may be parsed at once (default 1, at most 16), each on a thread of its own
+  // (with set_threads() threads for its WPP rows), a CTB row waiting only for that row of its
+  // collocated picture's motion field. Used while the reconstructor keeps its pictures
+  // (Reconstructor::keeps_pictures; otherwise one picture at a time). Same pictures in the
+  // same order, but later: take_frame() then waits for a picture still being decoded only
+  // when n pictures are, or after flush(), so a caller that takes frames after every access
+  // unit gets each one up to n - 1 access units later. A picture whose slice data cannot be
+  // parsed is reported by a later decode() than the one that gave it, and decoding resumes
+  // at the next IRAP picture after that call.
+  void set_frame_threads(int n);
   // Why the reconstructor failed (empty while it has not), for callers that must stop then.
   const std::string& reconstructor_error() const;
 

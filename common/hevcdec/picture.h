@@ -2,10 +2,12 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "common/dsp/hevc_plane.h"
 #include "common/dsp/hevc_sao.h"
+#include "common/util/progress.h"
 
 namespace gvc::hevc {
 
@@ -56,6 +58,10 @@ struct Picture {
   int mvf_stride = 0;
   std::vector<int16_t> ctb_slice;         // slice segment index of each CTB (raster)
   std::vector<RefPicLists> slice_refs;    // per slice segment index
+  // While the picture is parsed on a thread of its own (Decoder::set_frame_threads): how many
+  // luma rows of `mvf` and `ctb_slice` are complete, for a later picture's TMVP to wait on
+  // (INT_MAX once the parse has ended, also when it failed). Null: all of them.
+  std::shared_ptr<Progress> parsed_rows;
 
   void allocate(int width, int height, int bd_y, int bd_c) {
     const int cw = (width + 1) / 2, ch = (height + 1) / 2;

@@ -40,6 +40,23 @@ class SliceDecoder {
   bool run_row(const uint8_t* rbsp, size_t size, size_t start, int y, bool last, const RowSync* above,
                RowSync& self, const std::atomic<bool>& abort);
   void record_into(PictureRecon* r) { recon_ = r; }
+  // The CTB at ctb_addr_rs_ belongs to this slice segment (in the syntax arrays and, for the
+  // TMVP of later pictures, in the picture).
+  void set_ctb_slice() {
+    fs_.ctb_slice[ctb_addr_rs_] = static_cast<int16_t>(in_.slice_idx);
+    if (size_t(ctb_addr_rs_) < pic_.ctb_slice.size()) pic_.ctb_slice[ctb_addr_rs_] = static_cast<int16_t>(in_.slice_idx);
+  }
+  // Frame threads: the collocated picture's motion of the current CTB row (8.5.3.2.8 reads it
+  // in this row only: the bottom right candidate is taken within the same CTB row) is parsed.
+  void wait_for_col_rows() {
+    if (!in_.col_pic || !in_.col_pic->parsed_rows || col_rows_ >= y_ctb_ + pp_.ctb_size) return;
+    in_.col_pic->parsed_rows->wait_for(y_ctb_ + pp_.ctb_size);
+    col_rows_ = in_.col_pic->parsed_rows->get();
+  }
+  // The rows up to the current CTB's are complete in the picture's motion field.
+  void publish_rows() {
+    if (pic_.parsed_rows) pic_.parsed_rows->advance(y_ctb_ + pp_.ctb_size);
+  }
 
  private:
   // 6.4.1 availability in z-scan order
@@ -88,6 +105,7 @@ class SliceDecoder {
   int slice_qp_y_ = 26;
   int ctb_addr_ts_ = 0, ctb_addr_rs_ = 0;
   int x_ctb_ = 0, y_ctb_ = 0;
+  int col_rows_ = 0;  // luma rows of the collocated picture known to be parsed
 
   // 8.6.1 quantization parameters
   int qp_y_prev_ = 0, qp_y_pred_ = 0, qp_y_ = 0;
@@ -258,7 +276,7 @@ bool SliceDecoder::run(const uint8_t* rbsp, size_t size, size_t data_offset) {
     while (tile_col + 1 < int(pp_.col_bd.size()) - 1 && (x_ctb_ >> pp_.log2_ctb_size) >= pp_.col_bd[tile_col + 1])
       ++tile_col;
     const bool row_start = (x_ctb_ >> pp_.log2_ctb_size) == pp_.col_bd[tile_col];
-    fs_.ctb_slice[ctb_addr_rs_] = static_cast<int16_t>(in_.slice_idx);
+    set_ctb_slice();
     // 9.3.1: context initialisation at a tile start, WPP synchronisation at a CTB row start. A
     // tile start comes before TableStateIdxDs: a dependent slice segment starting a tile
     // starts from initialised contexts, and with qPY_PREV = SliceQpY (8.6.1).
@@ -278,7 +296,10 @@ bool SliceDecoder::run(const uint8_t* rbsp, size_t size, size_t data_offset) {
       qp_y_prev_ = slice_qp_y_;
     }
     first = false;
+    wait_for_col_rows();
     if (!coding_tree_unit()) return false;
+    // raster order without tiles: a row's motion is complete after its last CTB
+    if (!pps_.tiles_enabled_flag && (x_ctb_ >> pp_.log2_ctb_size) == pp_.pic_width_in_ctbs - 1) publish_rows();
     if (pps_.entropy_coding_sync_enabled_flag &&
         (x_ctb_ >> pp_.log2_ctb_size) == pp_.col_bd[tile_col] + 1)
       in_.carry->wpp = rd_.ctx;  // 9.3.2.3 storage after the 2nd CTB of a row
@@ -332,7 +353,8 @@ bool SliceDecoder::run_row(const uint8_t* rbsp, size_t size, size_t start, int y
   x_ctb_ = 0;
   ctb_addr_rs_ = y * w;
   ctb_addr_ts_ = ctb_addr_rs_;  // no tiles
-  fs_.ctb_slice[ctb_addr_rs_] = static_cast<int16_t>(in_.slice_idx);
+  set_ctb_slice();
+  wait_for_col_rows();
   if (above && available(0, y_ctb_, pp_.ctb_size, y_ctb_ - pp_.ctb_size))
     rd_.ctx = above->wpp;
   else
@@ -344,10 +366,12 @@ bool SliceDecoder::run_row(const uint8_t* rbsp, size_t size, size_t start, int y
     x_ctb_ = x << pp_.log2_ctb_size;
     ctb_addr_rs_ = y * w + x;
     ctb_addr_ts_ = ctb_addr_rs_;
-    fs_.ctb_slice[ctb_addr_rs_] = static_cast<int16_t>(in_.slice_idx);
+    set_ctb_slice();
     if (!coding_tree_unit()) return false;
     if (x == 1 || w == 1) self.wpp = rd_.ctx;  // 9.3.2.3 storage after the 2nd CTB of a row
     self.done.store(x + 1, std::memory_order_release);
+    // the rows above are complete (this row's last CTB waited for them)
+    if (x == w - 1) publish_rows();
     const int end_of_slice_segment = rd_.end_of_slice_segment_flag();
     if (rd_.eng.overrun()) return false;
     if (end_of_slice_segment) return last;  // only the last row may end the segment

@@ -49,6 +49,18 @@ void Progress::set(int v) {
   }
 }
 
+void Progress::advance(int v) {
+  int seen = value_.load(std::memory_order_relaxed);
+  while (seen < v && !value_.compare_exchange_weak(seen, v, std::memory_order_seq_cst)) {
+  }
+  if (seen >= v) return;
+  if (sleepers_.load(std::memory_order_seq_cst) > 0) {
+#if defined(__linux__)
+    syscall(SYS_futex, reinterpret_cast<int*>(&value_), FUTEX_WAKE_PRIVATE, INT_MAX, nullptr, nullptr, 0);
+#endif
+  }
+}
+
 void Progress::wait_for(int v) {
   for (int i = 0; i < kSpins; i++) {
     if (value_.load(std::memory_order_acquire) >= v) return;

@@ -15,6 +15,9 @@ class Progress {
   // Makes the count v (it only grows) and wakes the sleepers; what the caller wrote before is
   // visible to a thread that saw v.
   void set(int v);
+  // Makes the count at least v, for several threads that each know a lower bound of it (rows
+  // of a wavefront completing nearly in order); wakes the sleepers when it grew.
+  void advance(int v);
   // Returns once the count is at least v.
   void wait_for(int v);
 

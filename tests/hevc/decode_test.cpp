@@ -972,6 +972,111 @@ TEST(HevcDecodeReconstructor, DestroyedWithCallsQueuedMakesThemFirst) {
   EXPECT_EQ(recon.calls, 4);
 }
 
+// Frame threads (Decoder::set_frame_threads): with a reconstructor that keeps its pictures,
+// several pictures are parsed at once, each CTB row waiting for that row of its collocated
+// picture's motion; every stream of the matrix gives FFmpeg's frames, in order, with 4
+// pictures and 3 WPP rows at once, taking frames after every access unit (the pipeline then
+// stays full) and giving the whole stream in one call.
+TEST_P(HevcDecodeTest, FrameThreadsGiveTheSameFrames) {
+  const StreamCase& c = GetParam();
+  Prepared& p = prepare(c);
+  ASSERT_TRUE(p.err.empty()) << p.err;
+  std::string err;
+  const Frames& ref = ffmpeg_frames(c, p, err);
+  ASSERT_TRUE(err.empty()) << err;
+  const int bytes = bytes_per_sample(c);
+  {
+    KeepingReconstructor recon;
+    gvc::hevc::Decoder dec;
+    dec.set_threads(3);
+    dec.set_frame_threads(4);
+    int errors = 0;
+    const Frames ours = recon.decode(p.stream, dec, errors);
+    EXPECT_EQ(errors, 0) << dec.error();
+    expect_same_frames(ours, ref, c.width, c.height, bytes, "ffmpeg, 4 frame threads, access unit by access unit");
+  }
+  KeepingReconstructor recon;
+  gvc::hevc::Decoder dec;
+  dec.set_threads(3);
+  dec.set_frame_threads(4);
+  dec.set_reconstructor(&recon);
+  EXPECT_TRUE(dec.decode(p.stream.data(), p.stream.size())) << dec.error();
+  dec.flush();
+  Frames ours;
+  gvc::hevc::DecodedFrame f;
+  while (dec.take_frame(f)) ours.push_back(KeepingReconstructor::raw(f));
+  expect_same_frames(ours, ref, c.width, c.height, bytes, "ffmpeg, 4 frame threads, the stream at once");
+}
+
+// With frame threads a picture still being decoded is taken only once the pipeline is full
+// (as many pictures in flight as frame threads) or after flush(): on a low-delay stream, the
+// frame of access unit k comes out after access unit k + 3 with 4 frame threads, and the
+// pictures are all there, in order, after flush().
+TEST(HevcDecodeFrameThreads, FramesComeOutOnceThePipelineIsFull) {
+  ASSERT_FALSE(gvc::test::hevc_find_ffmpeg().empty()) << "ffmpeg is required (set $FFMPEG)";
+  ASSERT_FALSE(gvc::test::hevc_find_clip().empty()) << "test clip missing";
+  const auto& [stream, ref, err] = low_delay();
+  ASSERT_FALSE(stream.empty()) << err;
+  ASSERT_EQ(ref.size(), 8u) << err;
+  KeepingReconstructor recon;
+  gvc::hevc::Decoder dec;
+  dec.set_frame_threads(4);
+  dec.set_reconstructor(&recon);
+  const auto aus = gvc::test::split_access_units(stream);
+  ASSERT_EQ(aus.size(), 8u);
+  Frames ours;
+  gvc::hevc::DecodedFrame f;
+  for (size_t k = 0; k < aus.size(); ++k) {
+    EXPECT_TRUE(dec.decode(aus[k].data(), aus[k].size())) << dec.error();
+    dec.end_access_unit();
+    while (dec.take_frame(f)) ours.push_back(KeepingReconstructor::raw(f));
+    // at most 3 pictures still in flight after the pipeline drained to a free lane
+    EXPECT_LE(ours.size(), k + 1) << "after access unit " << k;
+    EXPECT_GE(ours.size() + 3, k + 1) << "after access unit " << k;
+  }
+  dec.flush();
+  while (dec.take_frame(f)) ours.push_back(KeepingReconstructor::raw(f));
+  expect_same_frames(ours, ref, 176, 144, 1, "ffmpeg");
+}
+
+// A damaged picture parsed on a lane is reported by a later decode() (not lost, no hang), and
+// decoding resumes at the next IRAP: after the damage, the intact stream decodes to FFmpeg's
+// frames again.
+TEST(HevcDecodeFrameThreads, DamagedPictureIsReportedAndDecodingResumes) {
+  ASSERT_FALSE(gvc::test::hevc_find_ffmpeg().empty()) << "ffmpeg is required (set $FFMPEG)";
+  ASSERT_FALSE(gvc::test::hevc_find_clip().empty()) << "test clip missing";
+  const auto& [stream, ref, err] = low_delay();
+  ASSERT_FALSE(stream.empty()) << err;
+  auto aus = gvc::test::split_access_units(stream);
+  ASSERT_EQ(aus.size(), 8u);
+  // the slice data of picture 1 (a P picture) cut to a few bytes
+  auto damaged = aus;
+  ASSERT_GT(damaged[1].size(), 40u);
+  damaged[1].resize(damaged[1].size() / 3);
+  KeepingReconstructor recon;
+  gvc::hevc::Decoder dec;
+  dec.set_frame_threads(3);
+  dec.set_reconstructor(&recon);
+  int errors = 0;
+  gvc::hevc::DecodedFrame f;
+  int taken = 0;
+  for (const auto& au : damaged) {
+    errors += !dec.decode(au.data(), au.size());
+    dec.end_access_unit();
+    while (dec.take_frame(f)) ++taken;
+  }
+  dec.flush();
+  errors += !dec.decode(nullptr, 0);  // reports what the last pictures' parse found
+  while (dec.take_frame(f)) ++taken;
+  EXPECT_GE(errors, 1) << "the damage was not reported";
+  EXPECT_GE(taken, 4) << "the second IDR's pictures are decoded";
+  // then the intact stream, from its IDR: FFmpeg's frames
+  int clean_errors = 0;
+  const Frames ours = recon.decode(stream, dec, clean_errors);
+  EXPECT_EQ(clean_errors, 0) << dec.error();
+  expect_same_frames(ours, ref, 176, 144, 1, "ffmpeg after the damaged stream");
+}
+
 // end_access_unit(): with no reordering (x265 bframes=0: sps_max_num_reorder_pics 0) each
 // picture can be taken right after its own access unit, before the next one is given. Without
 // the call it comes out one access unit late, when the next picture's first slice arrives.
