@@ -1,7 +1,9 @@
 // loop_filter.cpp: derive edges -> boundary strength -> filter (8.7.2), then SAO per CTB (8.7.3)
 #include "common/hevcdec/loop_filter.h"
 
+#include <algorithm>
 #include <cstdlib>
+#include <cstring>
 
 #include "common/dsp/hevc_deblock.h"
 #include "common/dsp/hevc_sao.h"
@@ -9,34 +11,34 @@
 namespace gvc::hevc {
 namespace {
 
-// The reference picture of list X of a unit's motion (null when the list is not used).
-const Picture* ref_pic(const FrameState& fs, const Picture& pic, const PicParams& pp, size_t u,
-                       const MvField& f, int X) {
+// The reference picture of list X of a unit's motion in slice segment s (null when the list is
+// not used).
+inline const Picture* ref_pic(const Picture& pic, int s, const MvField& f, int X) {
   if (!((f.pred_flag >> X) & 1)) return nullptr;
-  const int x = int(u % fs.w4) * 4, y = int(u / fs.w4) * 4;
-  const int s = fs.ctb_slice[(y >> pp.log2_ctb_size) * pp.pic_width_in_ctbs + (x >> pp.log2_ctb_size)];
   if (s < 0 || s >= int(pic.slice_refs.size())) return nullptr;
   return pic.slice_refs[s].pic[X][f.ref_idx[X]];
 }
 
-bool mv_differ(const int16_t* a, const int16_t* b) {
+inline bool mv_differ(const int16_t* a, const int16_t* b) {
   return std::abs(a[0] - b[0]) >= 4 || std::abs(a[1] - b[1]) >= 4;
 }
 
-// 8.7.2.4 boundary filtering strength of the edge between units p and q; `edge` holds the
-// transform (1) and prediction (2) edge bits set while parsing (0: no edge, or filterEdgeFlag 0).
-int boundary_strength(const PicParams& pp, const FrameState& fs, const Picture& pic, size_t p,
-                      size_t q, uint8_t edge) {
+// 8.7.2.4 boundary filtering strength of the edge between units p and q, of slice segments sp
+// and sq; `edge` holds the transform (1) and prediction (2) edge bits set while parsing (0: no
+// edge, or filterEdgeFlag 0).
+inline int boundary_strength(const FrameState& fs, const Picture& pic, size_t p, size_t q, int sp, int sq,
+                             uint8_t edge) {
   if (!edge) return 0;
   if (fs.pred_mode[p] == MODE_INTRA || fs.pred_mode[q] == MODE_INTRA) return 2;
   if ((edge & 1) && (fs.nz_luma[p] || fs.nz_luma[q])) return 1;
   // Motion comparison: which pictures are referenced matters, not through which list.
   const MvField& fp = pic.mvf[p];
   const MvField& fq = pic.mvf[q];
-  const Picture* rp[2] = {ref_pic(fs, pic, pp, p, fp, 0), ref_pic(fs, pic, pp, p, fp, 1)};
-  const Picture* rq[2] = {ref_pic(fs, pic, pp, q, fq, 0), ref_pic(fs, pic, pp, q, fq, 1)};
+  if (sp == sq && fp == fq) return 0;  // the same pictures with the same vectors
   const int np = (fp.pred_flag & 1) + (fp.pred_flag >> 1), nq = (fq.pred_flag & 1) + (fq.pred_flag >> 1);
   if (np != nq) return 1;
+  const Picture* rp[2] = {ref_pic(pic, sp, fp, 0), ref_pic(pic, sp, fp, 1)};
+  const Picture* rq[2] = {ref_pic(pic, sq, fq, 0), ref_pic(pic, sq, fq, 1)};
   if (np == 1) {
     const int lp = fp.pred_flag == 1 ? 0 : 1, lq = fq.pred_flag == 1 ? 0 : 1;
     if (rp[lp] != rq[lq]) return 1;
@@ -54,30 +56,87 @@ int boundary_strength(const PicParams& pp, const FrameState& fs, const Picture& 
              : 0;
 }
 
+// Whether any of the eight edge bytes at `e` is set.
+inline bool any_edge8(const uint8_t* e) {
+  uint64_t v;
+  std::memcpy(&v, e, sizeof v);
+  return v != 0;
+}
+
 }  // namespace
 
 void plan_loop_filters(const PicParams& pp, const FrameState& fs, const Picture& pic, LoopFilterPlan& lf) {
-  // 8.7.2: boundary strengths and the slice offsets of every 4x4 unit
+  // 8.7.2: boundary strengths and the slice offsets of every 4x4 unit. Only units inside the
+  // picture are written, and of bs_v / bs_h only those on the 8x8 edge grid (the others are
+  // always 0), so the arrays are cleared only when the picture's size changes.
   const size_t n = fs.pred_mode.size();
-  lf.bs_v.assign(n, 0);
-  lf.bs_h.assign(n, 0);
-  lf.beta.assign(n, 0);
-  lf.tc.assign(n, 0);
-  lf.deblock = false;
-  for (int y = 0; y < pp.height; y += 4)
-    for (int x = 0; x < pp.width; x += 4) {
-      const size_t u = fs.idx(x, y);
-      const int ctb = (y >> pp.log2_ctb_size) * pp.pic_width_in_ctbs + (x >> pp.log2_ctb_size);
-      const int s = fs.ctb_slice[ctb];
-      if (s < 0) continue;
-      lf.beta[u] = static_cast<int8_t>(fs.slices[s].beta_offset_div2);
-      lf.tc[u] = static_cast<int8_t>(fs.slices[s].tc_offset_div2);
-      if (x > 0 && (x & 7) == 0)
-        lf.bs_v[u] = static_cast<uint8_t>(boundary_strength(pp, fs, pic, u - 1, u, fs.edge_v[u]));
-      if (y > 0 && (y & 7) == 0)
-        lf.bs_h[u] = static_cast<uint8_t>(boundary_strength(pp, fs, pic, u - fs.w4, u, fs.edge_h[u]));
-      lf.deblock |= lf.bs_v[u] || lf.bs_h[u];
+  if (lf.bs_v.size() != n || lf.planned_width != pp.width || lf.planned_height != pp.height) {
+    lf.bs_v.assign(n, 0);
+    lf.bs_h.assign(n, 0);
+    lf.beta.assign(n, 0);
+    lf.tc.assign(n, 0);
+    lf.planned_width = pp.width;
+    lf.planned_height = pp.height;
+  }
+  const int units_w = (pp.width + 3) >> 2, units_h = (pp.height + 3) >> 2;
+  const int ctb_shift = pp.log2_ctb_size - 2;  // 4x4 units to CTBs
+  const int ctb_units = 1 << ctb_shift;
+  const size_t w4 = size_t(fs.w4);
+  uint8_t any_bs = 0;
+  for (int y4 = 0; y4 < units_h; ++y4) {
+    const int16_t* slice_row = fs.ctb_slice.data() + size_t(y4 >> ctb_shift) * pp.pic_width_in_ctbs;
+    // the CTB row of the unit above (used from y4 = 2 on)
+    const int16_t* above_row = (y4 & (ctb_units - 1)) || y4 == 0 ? slice_row : slice_row - pp.pic_width_in_ctbs;
+    const bool edge_row = y4 > 0 && (y4 & 1) == 0;
+    const size_t row = size_t(y4) * w4;
+    for (int x0 = 0, cx = 0; x0 < units_w; x0 += ctb_units, ++cx) {
+      const int x1 = std::min(x0 + ctb_units, units_w);
+      const int s = slice_row[cx];
+      if (s < 0) {
+        std::memset(&lf.beta[row + size_t(x0)], 0, size_t(x1 - x0));
+        std::memset(&lf.tc[row + size_t(x0)], 0, size_t(x1 - x0));
+        for (int x4 = x0; x4 < x1; x4 += 2) lf.bs_v[row + size_t(x4)] = 0;
+        if (edge_row) std::memset(&lf.bs_h[row + size_t(x0)], 0, size_t(x1 - x0));
+        continue;
+      }
+      const SliceInfo& si = fs.slices[s];
+      std::memset(&lf.beta[row + size_t(x0)], static_cast<uint8_t>(si.beta_offset_div2), size_t(x1 - x0));
+      std::memset(&lf.tc[row + size_t(x0)], static_cast<uint8_t>(si.tc_offset_div2), size_t(x1 - x0));
+      // x0 is even (ctb_units >= 4): the edge columns are x0, x0 + 2, ...; eight units
+      // without an edge bit are skipped at once
+      for (int x4 = x0; x4 < x1;) {
+        const size_t u = row + size_t(x4);
+        if (x4 + 8 <= x1 && !any_edge8(&fs.edge_v[u])) {
+          std::memset(&lf.bs_v[u], 0, 8);  // the odd columns are 0 anyway
+          x4 += 8;
+          continue;
+        }
+        uint8_t bs = 0;
+        if (x4 > 0 && fs.edge_v[u])
+          bs = static_cast<uint8_t>(
+              boundary_strength(fs, pic, u - 1, u, x4 == x0 ? slice_row[cx - 1] : s, s, fs.edge_v[u]));
+        lf.bs_v[u] = bs;
+        any_bs |= bs;
+        x4 += 2;
+      }
+      if (!edge_row) continue;
+      const int s_above = above_row[cx];
+      for (int x4 = x0; x4 < x1;) {
+        const size_t u = row + size_t(x4);
+        if (x4 + 8 <= x1 && !any_edge8(&fs.edge_h[u])) {
+          std::memset(&lf.bs_h[u], 0, 8);
+          x4 += 8;
+          continue;
+        }
+        uint8_t bs = 0;
+        if (fs.edge_h[u]) bs = static_cast<uint8_t>(boundary_strength(fs, pic, u - w4, u, s_above, s, fs.edge_h[u]));
+        lf.bs_h[u] = bs;
+        any_bs |= bs;
+        ++x4;
+      }
     }
+  }
+  lf.deblock = any_bs != 0;
   HevcDeblockFrame& f = lf.deblock_frame;
   f.width = pp.width;
   f.height = pp.height;

@@ -17,6 +17,7 @@ struct LoopFilterPlan {
   std::vector<uint8_t> bs_v, bs_h;  // 8.7.2.4 bS of each unit's left and top edge
   std::vector<int8_t> beta, tc;     // slice_beta_offset_div2 / slice_tc_offset_div2 per unit
   std::vector<uint8_t> enabled, cross;
+  int planned_width = -1, planned_height = -1;  // the picture size the per-unit arrays were cleared for
   bool deblock = false;             // some edge has bS > 0
   bool sao = false;                 // some CTB has SAO
   HevcDeblockFrame deblock_frame;
