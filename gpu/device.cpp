@@ -158,6 +158,24 @@ Status Event::wait_on(cudaStream_t s) const {
   return check(cudaStreamWaitEvent(s, event_, 0), "cudaStreamWaitEvent");
 }
 
+Status StagingRing::acquire(size_t bytes, uint8_t*& host) {
+  const int i = next_;
+  GVC_TRY(done_[i].synchronize("pinned staging"));
+  if (bytes > capacity_[i] || !buf_[i].get()) {
+    const size_t want = bytes + bytes / 4;
+    GVC_TRY(buf_[i].reserve(want));
+    capacity_[i] = want;
+  }
+  host = buf_[i].get<uint8_t>();
+  return {};
+}
+
+Status StagingRing::release(cudaStream_t s) {
+  GVC_TRY(done_[next_].record(s));
+  next_ = (next_ + 1) % kBuffers;
+  return {};
+}
+
 std::string describe_device(int device_id) {
   cudaDeviceProp prop{};
   if (cudaGetDeviceProperties(&prop, device_id) != cudaSuccess) return "unknown CUDA device";

@@ -150,6 +150,26 @@ class Event {
   cudaEvent_t event_ = nullptr;
 };
 
+// Pinned staging for an upload queued again and again on one stream (once per picture, say):
+// kBuffers buffers taken in turn, each written again only once the copies queued out of it
+// are done (an event recorded after them), so the host waits only when the stream is more
+// than kBuffers uploads behind. A buffer grows with a quarter to spare, since every
+// cudaMallocHost / cudaFreeHost costs far more than the copy.
+class StagingRing {
+ public:
+  static constexpr int kBuffers = 2;
+  // The next buffer, at least `bytes` large, once the copies out of it are done.
+  Status acquire(size_t bytes, uint8_t*& host);
+  // After the copies out of the buffer of the last acquire() were queued on `s`.
+  Status release(cudaStream_t s);
+
+ private:
+  PinnedBuffer buf_[kBuffers];
+  size_t capacity_[kBuffers] = {};
+  Event done_[kBuffers];
+  int next_ = 0;
+};
+
 // Short description of a device: "NVIDIA H100 80GB HBM3 (sm_90, 132 SMs)".
 std::string describe_device(int device_id);
 

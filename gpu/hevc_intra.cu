@@ -2,6 +2,7 @@
 #include "gpu/hevc_intra.h"
 
 #include <algorithm>
+#include <cstring>
 #include <string>
 
 #include "gpu/sync.cuh"
@@ -255,7 +256,11 @@ Status HevcIntraCore::run(const std::vector<HevcIntraBlock>& blocks, const std::
     const int u = c ? 2 : 4;
     uw[c] = (p.width + u - 1) / u;
     uh[c] = (p.height + u - 1) / u;
-    owner_[c].assign(size_t(uw[c]) * uh[c], -1);
+    if (owner_w_[c] != uw[c] || owner_h_[c] != uh[c]) {
+      owner_[c].assign(size_t(uw[c]) * uh[c], -1);
+      owner_w_[c] = uw[c];
+      owner_h_[c] = uh[c];
+    }
   }
 
   // Dependencies: the distinct earlier intra blocks that own an available reference unit.
@@ -295,8 +300,14 @@ Status HevcIntraCore::run(const std::vector<HevcIntraBlock>& blocks, const std::
         y = uy - 1;
       }
       if (x < 0 || y < 0 || x >= uw[c] || y >= uh[c]) return bad_block(i, blk, "an available sample lies outside the plane");
+      // The owner map is not cleared between calls: an entry counts only if it names an
+      // earlier block of this call that covers the unit (else no earlier block does: it
+      // would have overwritten the entry).
       const int32_t o = own[size_t(y) * uw[c] + x];
-      if (o < 0) continue;
+      if (o < 0 || size_t(o) >= i) continue;
+      const HevcIntraBlock& ob = blocks[size_t(o)];
+      const int on = (1 << ob.log2_size) / u, ox = ob.x / u, oy = ob.y / u;
+      if (ob.c_idx != c || x < ox || x >= ox + on || y < oy || y >= oy + on) continue;
       if (std::find(deps_.begin() + dep_begin, deps_.end(), uint32_t(o)) == deps_.end()) deps_.push_back(uint32_t(o));
     }
     for (int y = uy; y < std::min(uy + n / u, uh[c]); ++y)
@@ -324,13 +335,20 @@ Status HevcIntraCore::run(const std::vector<HevcIntraBlock>& blocks, const std::
   const size_t block_bytes = packed_.size() * sizeof(PackedBlock);
   const size_t dep_bytes = std::max<size_t>(deps_.size(), 1) * sizeof(uint32_t);
   const size_t flag_bytes = (packed_.size() + 1) * sizeof(unsigned);
-  GVC_TRY(blocks_dev_.reserve(block_bytes));
-  GVC_TRY(deps_dev_.reserve(dep_bytes));
-  GVC_TRY(flags_dev_.reserve(flag_bytes));
-  GVC_CUDA_TRY(cudaMemcpyAsync(blocks_dev_.get(), packed_.data(), block_bytes, cudaMemcpyHostToDevice, s));
+  // grown with a quarter to spare: cudaFree waits for the whole device
+  if (blocks_dev_.size() < block_bytes) GVC_TRY(blocks_dev_.reserve(block_bytes + block_bytes / 4));
+  if (deps_dev_.size() < dep_bytes) GVC_TRY(deps_dev_.reserve(dep_bytes + dep_bytes / 4));
+  if (flags_dev_.size() < flag_bytes) GVC_TRY(flags_dev_.reserve(flag_bytes + flag_bytes / 4));
+  // through pinned staging: pageable copies would be staged synchronously on this thread
+  uint8_t* staging = nullptr;
+  GVC_TRY(staging_.acquire(block_bytes + dep_bytes, staging));
+  std::memcpy(staging, packed_.data(), block_bytes);
+  if (!deps_.empty()) std::memcpy(staging + block_bytes, deps_.data(), deps_.size() * sizeof(uint32_t));
+  GVC_CUDA_TRY(cudaMemcpyAsync(blocks_dev_.get(), staging, block_bytes, cudaMemcpyHostToDevice, s));
   if (!deps_.empty())
-    GVC_CUDA_TRY(cudaMemcpyAsync(deps_dev_.get(), deps_.data(), deps_.size() * sizeof(uint32_t),
+    GVC_CUDA_TRY(cudaMemcpyAsync(deps_dev_.get(), staging + block_bytes, deps_.size() * sizeof(uint32_t),
                                  cudaMemcpyHostToDevice, s));
+  GVC_TRY(staging_.release(s));
   GVC_CUDA_TRY(cudaMemsetAsync(flags_dev_.get(), 0, flag_bytes, s));
 
   Batch b{};
@@ -367,7 +385,8 @@ Status HevcIntraCore::order_by_wavefront(const std::vector<HevcIntraBlock>& bloc
     waves = std::max(waves, wave_[i] + 1);
   }
   // counting sort, stable: pos_[i] is block i's ticket
-  std::vector<uint32_t> start(size_t(waves) + 1, 0);
+  std::vector<uint32_t>& start = wave_start_;
+  start.assign(size_t(waves) + 1, 0);
   for (size_t i = 0; i < n; ++i) ++start[size_t(wave_[i]) + 1];
   for (int w = 0; w < waves; ++w) start[size_t(w) + 1] += start[size_t(w)];
   pos_.resize(n);
@@ -382,7 +401,8 @@ Status HevcIntraCore::order_by_wavefront(const std::vector<HevcIntraBlock>& bloc
     p = packed_[i];
     p.dep_begin = 0;  // set below, in ticket order
   }
-  std::vector<uint32_t> order(n);
+  std::vector<uint32_t>& order = order_;
+  order.resize(n);
   for (size_t i = 0; i < n; ++i) order[pos_[i]] = uint32_t(i);
   for (size_t k = 0; k < n; ++k) {
     const PackedBlock& src = packed_[order[k]];

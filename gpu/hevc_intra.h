@@ -56,8 +56,12 @@ class HevcIntraCore {
   std::vector<PackedBlock> packed_, reordered_;
   std::vector<uint32_t> deps_, reordered_deps_;
   std::vector<int> wave_;
-  std::vector<uint32_t> pos_;
-  std::vector<int32_t> owner_[3];  // the block that wrote each unit of each plane, or -1
+  std::vector<uint32_t> pos_, wave_start_, order_;
+  // The block that wrote each unit of each plane, or -1: cleared only when the plane's size
+  // changes, so an entry may be left from an earlier call (run() tells those apart).
+  std::vector<int32_t> owner_[3];
+  int owner_w_[3] = {}, owner_h_[3] = {};
+  StagingRing staging_;  // the packed blocks, then the dependency list
   DeviceBuffer blocks_dev_, deps_dev_, flags_dev_;
   int sm_count_ = 0;
 };

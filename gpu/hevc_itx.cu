@@ -323,10 +323,13 @@ Status HevcResidualCore::enqueue(const std::vector<HevcTu>& tus, const int16_t* 
     first_tu += count[g];
   }
   if (first_tu == 0) return {};
-  packed_.resize(size_t(first_tu));
+  const size_t tu_bytes = size_t(first_tu) * sizeof(PackedTu);
+  uint8_t* staging = nullptr;
+  GVC_TRY(staging_.acquire(tu_bytes, staging));
+  PackedTu* packed = reinterpret_cast<PackedTu*>(staging);
   for (const HevcTu& tu : tus) {
     if (tu.x >= planes[tu.c_idx].width || tu.y >= planes[tu.c_idx].height) continue;
-    PackedTu& p = packed_[size_t(cursor[group_of(tu)]++)];
+    PackedTu& p = packed[size_t(cursor[group_of(tu)]++)];
     p.coeff_offset = tu.coeff_offset;
     p.scaling_offset = uint32_t(scaling_offset(tu, scaling));
     p.x = uint16_t(tu.x);
@@ -338,8 +341,9 @@ Status HevcResidualCore::enqueue(const std::vector<HevcTu>& tus, const int16_t* 
   }
 
   // The matrix table, uploaded when it differs from the last one (pageable copies: the host
-  // data is staged before cudaMemcpyAsync returns).
-  std::vector<uint8_t> table(kTableBytes, 0);
+  // data is staged before cudaMemcpyAsync returns; this is rare).
+  std::vector<uint8_t>& table = table_scratch_;
+  table.assign(kTableBytes, 0);
   std::memset(table.data(), 16, kFlatBytes);
   for (int size_id = 0; size_id < 4; ++size_id)
     for (int j = 0; j < 6; ++j)
@@ -350,9 +354,9 @@ Status HevcResidualCore::enqueue(const std::vector<HevcTu>& tus, const int16_t* 
     GVC_CUDA_TRY(cudaMemcpyAsync(table_dev_.get(), table.data(), kTableBytes, cudaMemcpyHostToDevice, s));
     table_.swap(table);
   }
-  const size_t tu_bytes = packed_.size() * sizeof(PackedTu);
-  GVC_TRY(tus_.reserve(tu_bytes));
-  GVC_CUDA_TRY(cudaMemcpyAsync(tus_.get(), packed_.data(), tu_bytes, cudaMemcpyHostToDevice, s));
+  if (tus_.size() < tu_bytes) GVC_TRY(tus_.reserve(tu_bytes + tu_bytes / 4));
+  GVC_CUDA_TRY(cudaMemcpyAsync(tus_.get(), staging, tu_bytes, cudaMemcpyHostToDevice, s));
+  GVC_TRY(staging_.release(s));
 
   b.tus = tus_.get<PackedTu>();
   b.levels = levels;

@@ -64,8 +64,9 @@ class HevcResidualCore {
                  const HevcScalingMatrices& scaling, const HevcPlane planes[3], int bit_depth_luma,
                  int bit_depth_chroma, int16_t* residuals, cudaStream_t s);
 
-  std::vector<PackedTu> packed_;       // staging, grouped by kernel variant
+  StagingRing staging_;                // the PackedTus, grouped by kernel variant
   std::vector<uint8_t> table_;         // host copy of the matrix table last uploaded
+  std::vector<uint8_t> table_scratch_;  // this call's table, compared with table_
   DeviceBuffer tus_, table_dev_;
 };
 

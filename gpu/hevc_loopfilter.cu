@@ -261,24 +261,7 @@ bool plane_ok(const HevcPlane& p, int w, int h) {
   return p.data && p.width >= w && p.height >= h && p.stride >= p.width;
 }
 
-// Pinned staging of `bytes` that the previous call's upload (event `staged`) no longer reads.
-Status reserve_staging(PinnedBuffer& staging, cudaEvent_t& staged, size_t bytes) {
-  if (!staged)
-    GVC_CUDA_TRY(cudaEventCreateWithFlags(&staged, cudaEventDisableTiming));
-  else
-    GVC_CUDA_TRY(cudaEventSynchronize(staged));
-  return staging.reserve(bytes);
-}
-
 }  // namespace
-
-HevcDeblockCore::~HevcDeblockCore() {
-  if (staged_) cudaEventDestroy(staged_);
-}
-
-HevcSaoCore::~HevcSaoCore() {
-  if (staged_) cudaEventDestroy(staged_);
-}
 
 Status HevcDeblockCore::run(const HevcDeblockFrame& f, const HevcPlane planes[3], cudaStream_t s) {
   if (f.width <= 0 || f.height <= 0 || f.width % 4 || f.height % 4 || f.width > 65536 || f.height > 65536)
@@ -298,11 +281,12 @@ Status HevcDeblockCore::run(const HevcDeblockFrame& f, const HevcPlane planes[3]
   // and on the device.
   const size_t count = size_t(h4 - 1) * size_t(f.stride) + size_t(w4);
   const void* arrays[6] = {f.bs_v, f.bs_h, f.no_filter, f.qp_y, f.beta_offset_div2, f.tc_offset_div2};
-  GVC_TRY(reserve_staging(staging_, staged_, 6 * count));
-  for (int k = 0; k < 6; ++k) std::memcpy(staging_.get<uint8_t>() + k * count, arrays[k], count);
+  uint8_t* staging = nullptr;
+  GVC_TRY(staging_.acquire(6 * count, staging));
+  for (int k = 0; k < 6; ++k) std::memcpy(staging + k * count, arrays[k], count);
   GVC_TRY(arrays_dev_.reserve(6 * count));
-  GVC_CUDA_TRY(cudaMemcpyAsync(arrays_dev_.get(), staging_.get(), 6 * count, cudaMemcpyHostToDevice, s));
-  GVC_CUDA_TRY(cudaEventRecord(staged_, s));
+  GVC_CUDA_TRY(cudaMemcpyAsync(arrays_dev_.get(), staging, 6 * count, cudaMemcpyHostToDevice, s));
+  GVC_TRY(staging_.release(s));
 
   DeblockArgs a{};
   const uint8_t* d = arrays_dev_.get<uint8_t>();
@@ -374,8 +358,9 @@ Status HevcSaoCore::run(const HevcSaoFrame& f, const HevcPlane planes[3], cudaSt
   // Staging: the Params of every CTB, then the no_filter rows.
   const size_t param_bytes = size_t(n) * 3 * sizeof(SaoParams);
   const size_t nf_bytes = size_t(nf_rows - 1) * size_t(f.no_filter_stride) + size_t(nf_cols);
-  GVC_TRY(reserve_staging(staging_, staged_, param_bytes + nf_bytes));
-  SaoParams* params = staging_.get<SaoParams>();
+  uint8_t* staging = nullptr;
+  GVC_TRY(staging_.acquire(param_bytes + nf_bytes, staging));
+  SaoParams* params = reinterpret_cast<SaoParams*>(staging);
   for (int ctb = 0; ctb < n; ++ctb) {
     const HevcSaoCtb& in = f.ctbs[ctb];
     uint16_t cross = 0;
@@ -389,11 +374,11 @@ Status HevcSaoCore::run(const HevcSaoFrame& f, const HevcPlane planes[3], cudaSt
       p.cross_ok = cross;
     }
   }
-  std::memcpy(staging_.get<uint8_t>() + param_bytes, f.no_filter, nf_bytes);
+  std::memcpy(staging + param_bytes, f.no_filter, nf_bytes);
   GVC_TRY(arrays_dev_.reserve(param_bytes + nf_bytes));
   GVC_TRY(copy_.reserve(copy_samples * sizeof(uint16_t)));
-  GVC_CUDA_TRY(cudaMemcpyAsync(arrays_dev_.get(), staging_.get(), param_bytes + nf_bytes, cudaMemcpyHostToDevice, s));
-  GVC_CUDA_TRY(cudaEventRecord(staged_, s));
+  GVC_CUDA_TRY(cudaMemcpyAsync(arrays_dev_.get(), staging, param_bytes + nf_bytes, cudaMemcpyHostToDevice, s));
+  GVC_TRY(staging_.release(s));
 
   SaoArgs a{};
   a.params = arrays_dev_.get<SaoParams>();

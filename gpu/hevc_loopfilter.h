@@ -31,7 +31,6 @@ namespace cuda {
 class HevcDeblockCore {
  public:
   HevcDeblockCore() = default;
-  ~HevcDeblockCore();
   HevcDeblockCore(const HevcDeblockCore&) = delete;
   HevcDeblockCore& operator=(const HevcDeblockCore&) = delete;
 
@@ -45,20 +44,18 @@ class HevcDeblockCore {
   // would read outside the picture). Bit depths 8..16.
   // Returns when the work is queued: the planes are complete once `s` is synchronised; the
   // host arguments may change as soon as run() returns. Successive calls on one core must use
-  // one stream (they reuse its buffers); a call first waits until the upload of the previous
-  // call has left the pinned staging buffer (it is queued ahead of that call's kernels).
+  // one stream (they reuse its buffers); a call first waits until the upload of the call before
+  // the previous one has left its pinned staging buffer (StagingRing).
   Status run(const HevcDeblockFrame& f, const HevcPlane planes[3], cudaStream_t s);
 
  private:
-  PinnedBuffer staging_;     // bs_v, bs_h, no_filter, qp_y, beta, tc offsets, one after another
+  StagingRing staging_;      // bs_v, bs_h, no_filter, qp_y, beta, tc offsets, one after another
   DeviceBuffer arrays_dev_;  // the same on the device
-  cudaEvent_t staged_ = nullptr;  // recorded after the upload from `staging_`
 };
 
 class HevcSaoCore {
  public:
   HevcSaoCore() = default;
-  ~HevcSaoCore();
   HevcSaoCore(const HevcSaoCore&) = delete;
   HevcSaoCore& operator=(const HevcSaoCore&) = delete;
 
@@ -80,10 +77,9 @@ class HevcSaoCore {
   };
 
  private:
-  PinnedBuffer staging_;  // Params of every CTB, then the no_filter rows SAO reads
+  StagingRing staging_;      // Params of every CTB, then the no_filter rows SAO reads
   DeviceBuffer arrays_dev_;  // the same on the device
   DeviceBuffer copy_;  // the deblocked samples of the active components, `width` per row
-  cudaEvent_t staged_ = nullptr;
 };
 
 }  // namespace cuda

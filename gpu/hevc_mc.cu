@@ -295,10 +295,6 @@ size_t align16(size_t n) { return (n + 15) & ~size_t(15); }
 
 }  // namespace
 
-HevcMcCore::~HevcMcCore() {
-  if (staged_) cudaEventDestroy(staged_);
-}
-
 Status HevcMcCore::run(const HevcMcBatch& b, const HevcPlane dst[3], cudaStream_t s) {
   if (b.bit_depth_y < 8 || b.bit_depth_y > 12 || b.bit_depth_c < 8 || b.bit_depth_c > 12)
     return Status::error("HEVC inter prediction: bit depths must be 8..12");
@@ -319,12 +315,8 @@ Status HevcMcCore::run(const HevcMcBatch& b, const HevcPlane dst[3], cudaStream_
   const size_t refs_bytes = size_t(n_refs) * 3 * sizeof(HevcPlane);
   const size_t pbs_at = align16(refs_bytes);
   const size_t first_at = align16(pbs_at + size_t(b.n_pbs) * sizeof(PackedPb));
-  if (!staged_)
-    GVC_CUDA_TRY(cudaEventCreateWithFlags(&staged_, cudaEventDisableTiming));
-  else
-    GVC_CUDA_TRY(cudaEventSynchronize(staged_));  // the previous upload has left the staging buffers
-  GVC_TRY(staging_.reserve(first_at + (size_t(b.n_pbs) + 1) * sizeof(uint32_t)));
-  uint8_t* host = staging_.get<uint8_t>();
+  uint8_t* host = nullptr;
+  GVC_TRY(staging_.acquire(first_at + (size_t(b.n_pbs) + 1) * sizeof(uint32_t), host));
   if (refs_bytes) std::memcpy(host, b.refs, refs_bytes);
   PackedPb* packed = reinterpret_cast<PackedPb*>(host + pbs_at);
   uint32_t* first_tile = reinterpret_cast<uint32_t*>(host + first_at);
@@ -368,19 +360,23 @@ Status HevcMcCore::run(const HevcMcBatch& b, const HevcPlane dst[3], cudaStream_
   first_tile[k] = uint32_t(n_tiles);
 
   const uint32_t n_blocks = uint32_t((n_tiles + kWarps - 1) / kWarps);
-  GVC_TRY(block_staging_.reserve(n_blocks * sizeof(uint32_t)));
-  uint32_t* block_pb = block_staging_.get<uint32_t>();
+  uint8_t* block_host = nullptr;
+  GVC_TRY(block_staging_.acquire(n_blocks * sizeof(uint32_t), block_host));
+  uint32_t* block_pb = reinterpret_cast<uint32_t*>(block_host);
   for (uint32_t blk = 0, q = 0; blk < n_blocks; ++blk) {
     while (first_tile[q + 1] <= blk * kWarps) ++q;
     block_pb[blk] = q;
   }
   const size_t head_bytes = first_at + (size_t(k) + 1) * sizeof(uint32_t);
   const size_t block_at = align16(head_bytes);
-  GVC_TRY(dev_.reserve(block_at + n_blocks * sizeof(uint32_t)));
+  const size_t dev_bytes = block_at + n_blocks * sizeof(uint32_t);
+  // grown with a quarter to spare: cudaFree waits for the whole device
+  if (dev_.size() < dev_bytes) GVC_TRY(dev_.reserve(dev_bytes + dev_bytes / 4));
   uint8_t* base = dev_.get<uint8_t>();
   GVC_CUDA_TRY(cudaMemcpyAsync(base, host, head_bytes, cudaMemcpyHostToDevice, s));
   GVC_CUDA_TRY(cudaMemcpyAsync(base + block_at, block_pb, n_blocks * sizeof(uint32_t), cudaMemcpyHostToDevice, s));
-  GVC_CUDA_TRY(cudaEventRecord(staged_, s));
+  GVC_TRY(staging_.release(s));
+  GVC_TRY(block_staging_.release(s));
   Batch batch{};
   batch.refs = reinterpret_cast<const HevcPlane*>(base);
   batch.pbs = reinterpret_cast<const PackedPb*>(base + pbs_at);

@@ -20,7 +20,6 @@ namespace cuda {
 class HevcMcCore {
  public:
   HevcMcCore() = default;
-  ~HevcMcCore();
   HevcMcCore(const HevcMcCore&) = delete;
   HevcMcCore& operator=(const HevcMcCore&) = delete;
 
@@ -35,7 +34,8 @@ class HevcMcCore {
   // 7.4.7.3's ranges (denominators 0..7, weights -128..255, offsets -128..127).
   // Returns when the work is queued: `dst` is complete once `s` is synchronised. Successive
   // calls on one core must use one stream (they reuse its buffers); a call first waits until
-  // the upload of the previous call has left the pinned staging buffers.
+  // the upload of the call before the previous one has left the pinned staging buffers
+  // (StagingRing).
   Status run(const HevcMcBatch& b, const HevcPlane dst[3], cudaStream_t s);
 
   // A PB as the kernel reads it.
@@ -51,10 +51,9 @@ class HevcMcCore {
   };
 
  private:
-  PinnedBuffer staging_;        // reference planes, PBs and where their tiles start
-  PinnedBuffer block_staging_;  // the PB of each block's first tile
-  DeviceBuffer dev_;            // both on the device
-  cudaEvent_t staged_ = nullptr;  // recorded after the uploads from both
+  StagingRing staging_;        // reference planes, PBs and where their tiles start
+  StagingRing block_staging_;  // the PB of each block's first tile
+  DeviceBuffer dev_;           // both on the device
 };
 
 }  // namespace cuda
