@@ -1,6 +1,9 @@
 // hevc_recon.cpp: an HEVC picture's recorded reconstruction and its loop filters run on the GPU, stage after stage on one stream
 #include "gpu/hevc_recon.h"
 
+#include <chrono>
+#include <cstdio>
+#include <cstring>
 #include <memory>
 #include <string>
 
@@ -14,6 +17,35 @@ HevcCudaReconstructor::HevcCudaReconstructor(int device_id) : device_id_(device_
 std::function<void()> HevcCudaReconstructor::thread_entry() {
   void* ctx = current_context();
   return [this, ctx] { entry_failed_ = !make_context_current(ctx); };
+}
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// Adds the time since `t` to `acc` and restarts `t`.
+void lap(Clock::time_point& t, double& acc) {
+  const Clock::time_point now = Clock::now();
+  acc += std::chrono::duration<double>(now - t).count();
+  t = now;
+}
+
+// Device buffers that follow a per-picture size grow with a quarter to spare: cudaFree waits
+// for the whole device.
+size_t with_headroom(size_t bytes) { return bytes + bytes / 4; }
+
+}  // namespace
+
+std::string HevcCudaReconstructor::host_times_summary() const {
+  const HostTimes& t = host_times_;
+  const double k = t.pictures ? 1e3 / t.pictures : 0.0;
+  char buf[400];
+  std::snprintf(buf, sizeof buf,
+                "host ms/picture over %d: refs %.3f levels %.3f mc %.3f inter_residual %.3f intra_residual %.3f "
+                "intra %.3f plan %.3f deblock %.3f sao %.3f download %.3f total %.3f",
+                t.pictures, k * t.refs, k * t.levels, k * t.mc, k * t.inter_residual, k * t.intra_residual,
+                k * t.intra, k * t.plan, k * t.deblock, k * t.sao, k * t.download, k * t.total);
+  return buf;
 }
 
 std::string HevcCudaReconstructor::allocator_error() const {
@@ -119,6 +151,9 @@ Status HevcCudaReconstructor::download(const Slot& d, hevc::Picture& p) {
 
 Status HevcCudaReconstructor::reconstruct(const hevc::PicParams& pp, const hevc::FrameState& fs,
                                           const hevc::PictureRecon& r, hevc::Picture& pic) {
+  const Clock::time_point start = Clock::now();
+  Clock::time_point t = start;
+  HostTimes times;  // this picture's, added to host_times_ when it succeeds
   if (entry_failed_) return Status::error("the caller's CUDA context could not be made current on this thread");
   GVC_TRY(enter_device(device_id_));
   if (!stream_.get()) GVC_TRY(stream_.create());
@@ -127,16 +162,16 @@ Status HevcCudaReconstructor::reconstruct(const hevc::PicParams& pp, const hevc:
   GVC_TRY(output_done_.wait_on(s));
 
   // the reference pictures first, so that the current picture's slot cannot evict one
-  std::vector<Slot*> refs(r.refs.size());
+  ref_slots_.assign(r.refs.size(), nullptr);
   for (size_t i = 0; i < r.refs.size(); ++i) {
     bool found = false;
-    refs[i] = &slot_for(*r.refs[i], found);
+    ref_slots_[i] = &slot_for(*r.refs[i], found);
     if (!found) {
       if (!r.refs[i]->samples_on_host)
         return Status::error("reference picture POC " + std::to_string(r.refs[i]->poc) +
                              " is no longer on the device");
-      GVC_TRY(place(*r.refs[i], *refs[i]));
-      GVC_TRY(upload(*r.refs[i], *refs[i]));
+      GVC_TRY(place(*r.refs[i], *ref_slots_[i]));
+      GVC_TRY(upload(*r.refs[i], *ref_slots_[i]));
     }
   }
   bool found = false;
@@ -146,23 +181,34 @@ Status HevcCudaReconstructor::reconstruct(const hevc::PicParams& pp, const hevc:
     hevc::write_pcm_blocks(r, pic);
     GVC_TRY(upload(pic, cur));
   }
+  lap(t, times.refs);
 
+  // The levels through pinned staging: a pageable copy would be staged by the driver on this
+  // thread, synchronously.
   const size_t level_bytes = r.levels.size() * sizeof(int16_t);
   if (level_bytes) {
-    GVC_TRY(levels_.reserve(level_bytes));
-    GVC_CUDA_TRY(cudaMemcpyAsync(levels_.get(), r.levels.data(), level_bytes, cudaMemcpyHostToDevice, s));
+    if (levels_.size() < level_bytes) GVC_TRY(levels_.reserve(with_headroom(level_bytes)));
+    uint8_t* staging = nullptr;
+    GVC_TRY(level_staging_.acquire(level_bytes, staging));
+    std::memcpy(staging, r.levels.data(), level_bytes);
+    GVC_CUDA_TRY(cudaMemcpyAsync(levels_.get(), staging, level_bytes, cudaMemcpyHostToDevice, s));
+    GVC_TRY(level_staging_.release(s));
   }
   HevcScalingMatrices scaling;
   for (int size_id = 0; size_id < 4; ++size_id)
     for (int j = 0; j < 6; ++j)
       if (!pp.scaling_factor[size_id][j].empty()) scaling.m[size_id][j] = pp.scaling_factor[size_id][j].data();
+  lap(t, times.levels);
 
   if (!r.pbs.empty()) {
-    std::unique_ptr<HevcPlane[][3]> planes(new HevcPlane[r.refs.size()][3]);
+    if (ref_planes_size_ < r.refs.size()) {
+      ref_planes_.reset(new HevcPlane[r.refs.size()][3]);
+      ref_planes_size_ = r.refs.size();
+    }
     for (size_t i = 0; i < r.refs.size(); ++i)
-      for (int c = 0; c < 3; ++c) planes[i][c] = refs[i]->plane[c];
+      for (int c = 0; c < 3; ++c) ref_planes_[i][c] = ref_slots_[i]->plane[c];
     HevcMcBatch b;
-    b.refs = planes.get();
+    b.refs = ref_planes_.get();
     b.n_refs = int(r.refs.size());
     b.pbs = r.pbs.data();
     b.n_pbs = int(r.pbs.size());
@@ -170,25 +216,49 @@ Status HevcCudaReconstructor::reconstruct(const hevc::PicParams& pp, const hevc:
     b.bit_depth_c = pp.bit_depth_c;
     GVC_TRY(mc_.run(b, cur.plane, s));
   }
+  lap(t, times.mc);
   GVC_TRY(inter_residual_.run(r.inter_tus, levels_.get<int16_t>(), r.levels.size(), scaling, cur.plane,
                               pp.bit_depth_y, pp.bit_depth_c, s));
+  lap(t, times.inter_residual);
   if (!r.intra.empty()) {
     if (!r.intra_tus.empty()) {
-      GVC_TRY(residuals_.reserve(level_bytes));
+      if (residuals_.size() < level_bytes) GVC_TRY(residuals_.reserve(with_headroom(level_bytes)));
       GVC_TRY(intra_residual_.run_to_residuals(r.intra_tus, levels_.get<int16_t>(), r.levels.size(), scaling,
                                                cur.plane, pp.bit_depth_y, pp.bit_depth_c,
                                                residuals_.get<int16_t>(), s));
     }
+    lap(t, times.intra_residual);
     GVC_TRY(intra_.run(r.intra, r.intra_tus, residuals_.get<int16_t>(), cur.plane, pp.bit_depth_y,
                        pp.bit_depth_c, pp.sps->strong_intra_smoothing_enabled_flag, pp.log2_ctb_size, s));
+    lap(t, times.intra);
   }
 
   hevc::plan_loop_filters(pp, fs, pic, plan_);
+  lap(t, times.plan);
   if (plan_.deblock) GVC_TRY(deblock_.run(plan_.deblock_frame, cur.plane, s));
+  lap(t, times.deblock);
   if (plan_.sao) GVC_TRY(sao_.run(plan_.sao_frame, cur.plane, s));
   GVC_TRY(cur.done.record(s));
-  if (keep_pictures_) return {};  // the decoder parses on while the GPU works
-  return download(cur, pic);
+  lap(t, times.sao);
+  if (!keep_pictures_) {  // else the decoder parses on while the GPU works
+    GVC_TRY(download(cur, pic));
+    lap(t, times.download);
+  }
+  times.total = std::chrono::duration<double>(t - start).count();
+  HostTimes& a = host_times_;
+  a.refs += times.refs;
+  a.levels += times.levels;
+  a.mc += times.mc;
+  a.inter_residual += times.inter_residual;
+  a.intra_residual += times.intra_residual;
+  a.intra += times.intra;
+  a.plan += times.plan;
+  a.deblock += times.deblock;
+  a.sao += times.sao;
+  a.download += times.download;
+  a.total += times.total;
+  ++a.pictures;
+  return {};
 }
 
 Status HevcCudaReconstructor::write_output(const hevc::Picture& pic, HevcDeviceFrame& f) {

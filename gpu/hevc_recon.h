@@ -91,6 +91,27 @@ class HevcCudaReconstructor : public hevc::Reconstructor {
   uint64_t allocations() const { return allocations_; }
   std::string allocator_error() const;
 
+  // Host time of reconstruct() by phase (steady clock, seconds), summed over `pictures` calls
+  // that succeeded: what the decoder's reconstruction thread spends per picture, the GPU's
+  // work being asynchronous (waits for it included, where a stage must wait).
+  struct HostTimes {
+    double refs = 0;            // slots, reference and PCM uploads, the wait for output()
+    double levels = 0;          // the levels' upload and the scaling matrices
+    double mc = 0;              // HevcMcCore::run
+    double inter_residual = 0;  // HevcResidualCore::run of the inter TUs
+    double intra_residual = 0;  // HevcResidualCore::run_to_residuals of the intra TUs
+    double intra = 0;           // HevcIntraCore::run
+    double plan = 0;            // hevc::plan_loop_filters
+    double deblock = 0;         // HevcDeblockCore::run
+    double sao = 0;             // HevcSaoCore::run
+    double download = 0;        // the download and wait, without set_keep_pictures(true)
+    double total = 0;           // the whole of reconstruct()
+    int pictures = 0;
+  };
+  const HostTimes& host_times() const { return host_times_; }
+  // One line, ms per picture: "host ms/picture over N: refs 0.01 levels 0.12 ... total 1.10".
+  std::string host_times_summary() const;
+
  private:
   // A picture on the device: three planes of 16-bit samples in `mem` (from the allocator, or
   // one cudaMalloc'd block, tightly packed).
@@ -126,6 +147,11 @@ class HevcCudaReconstructor : public hevc::Reconstructor {
   mutable std::mutex allocator_error_mutex_;  // read by the element while run() may set it
   std::string allocator_error_;
   DeviceBuffer levels_, residuals_;
+  StagingRing level_staging_;             // the levels on their way to levels_
+  std::vector<Slot*> ref_slots_;          // reconstruct()'s scratch: the slot of each reference
+  std::unique_ptr<HevcPlane[][3]> ref_planes_;  // and its planes (HevcMcBatch::refs)
+  size_t ref_planes_size_ = 0;
+  HostTimes host_times_;
   HevcMcCore mc_;
   HevcResidualCore inter_residual_, intra_residual_;
   HevcIntraCore intra_;
