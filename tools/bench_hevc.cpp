@@ -76,9 +76,9 @@ double cpu_seconds() {
 // reconstructs nothing, keeps every picture (an empty DeviceFrame out).
 struct HostOnlyReconstructor : gvc::hevc::Reconstructor {
   gvc::hevc::LoopFilterPlan plan;
-  bool run(const gvc::hevc::PicParams& pp, const gvc::hevc::FrameState& fs, const gvc::hevc::PictureRecon&,
+  bool run(const gvc::hevc::PicParams& pp, const gvc::hevc::FrameState& fs, const gvc::hevc::PictureRecon& r,
            gvc::hevc::Picture& pic, std::string&) override {
-    gvc::hevc::plan_loop_filters(pp, fs, pic, plan);
+    if (!r.loop_filters_planned) gvc::hevc::plan_loop_filters(pp, fs, pic, plan);
     return true;
   }
   bool keeps_pictures() const override { return true; }

@@ -131,7 +131,9 @@ struct Decoder::Impl {
   std::vector<std::unique_ptr<Lane>> lanes;
   size_t next_lane = 0;
   Lane* lane = nullptr;  // the current picture's, when it is parsed on one
-  std::atomic<bool> parse_failed{false};  // a lane's parse failed; decode() reports it
+  std::mutex parse_failed_mutex;
+  std::vector<int> parse_failed;  // POCs of pictures whose parse on a lane failed, to report
+  std::vector<int> damaged;       // those reported, for take_damaged_pocs()
   bool draining = false;  // flush() was called, no picture since: take_frame() waits for each
   std::vector<PictureRecon> row_recons;  // the rows' records, reused picture after picture
 
@@ -253,12 +255,17 @@ struct Decoder::Impl {
         in.row_recons = &l.row_recons;
       }
       if (!decode_slice_segment(in, j.rbsp.data(), j.rbsp.size(), j.data_offset)) {
-        parse_failed.store(true);
+        std::lock_guard<std::mutex> lock(parse_failed_mutex);
+        parse_failed.push_back(l.pic->poc);
         break;
       }
     }
     l.pic->parsed_rows->set(INT_MAX);  // also after a failure: nobody waits for more
     l.pins.clear();
+    // the boundary strengths here, on this picture's lane, rather than on the reconstructor's
+    // one thread for every picture
+    plan_loop_filters(pp, l.fs, *l.pic, l.recon.loop_filters);
+    l.recon.loop_filters_planned = true;
   }
 
   // The current picture, parsed on `l`: its parse queued, and behind it (on the stage) its
@@ -659,10 +666,15 @@ bool Decoder::decode(const uint8_t* data, size_t size) {
     }
   }
   d.take_stage_error();
-  if (d.parse_failed.exchange(false)) {  // a picture parsed on a lane (set_frame_threads)
-    error_ = "slice data could not be decoded";
-    ok = false;
-    d.seen_irap = false;  // resume at the next IRAP
+  {
+    std::lock_guard<std::mutex> lock(d.parse_failed_mutex);
+    if (!d.parse_failed.empty()) {  // pictures parsed on lanes (set_frame_threads)
+      error_ = "slice data could not be decoded (picture POC " + std::to_string(d.parse_failed.front()) + ")";
+      ok = false;
+      d.seen_irap = false;  // resume at the next IRAP
+      d.damaged.insert(d.damaged.end(), d.parse_failed.begin(), d.parse_failed.end());
+      d.parse_failed.clear();
+    }
   }
   if (d.reconstructor_error_pending) {
     error_ = d.reconstructor_error;
@@ -694,6 +706,12 @@ void Decoder::set_reconstructor(Reconstructor* r) {
 }
 
 const std::string& Decoder::reconstructor_error() const { return impl_->reconstructor_error; }
+
+std::vector<int> Decoder::take_damaged_pocs() {
+  std::vector<int> out;
+  out.swap(impl_->damaged);
+  return out;
+}
 
 void Decoder::end_access_unit() { impl_->finish_picture(); }
 

@@ -74,6 +74,10 @@ class Decoder {
   // parsed is reported by a later decode() than the one that gave it, and decoding resumes
   // at the next IRAP picture after that call.
   void set_frame_threads(int n);
+  // With frame threads: the POCs of the pictures whose failures decode() has reported since
+  // the last call (those pictures come out as far as they were decoded); empty otherwise,
+  // where the failed picture is the one of the data decode() was given.
+  std::vector<int> take_damaged_pocs();
   // Why the reconstructor failed (empty while it has not), for callers that must stop then.
   const std::string& reconstructor_error() const;
 

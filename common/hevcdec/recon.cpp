@@ -14,6 +14,7 @@ void PictureRecon::clear() {
   levels.clear();
   pcm.clear();
   pcm_samples.clear();
+  loop_filters_planned = false;
 }
 
 uint8_t PictureRecon::ref_index(const Picture* p) {

@@ -10,6 +10,7 @@
 #include "common/dsp/hevc_itx.h"
 #include "common/dsp/hevc_mc.h"
 #include "common/hevcdec/decoder.h"
+#include "common/hevcdec/loop_filter.h"
 #include "common/hevcdec/params.h"
 #include "common/hevcdec/picture.h"
 
@@ -38,6 +39,11 @@ struct PictureRecon {
   std::vector<int16_t> levels;  // of every TU (HevcTu::coeff_offset)
   std::vector<PcmBlock> pcm;
   std::vector<uint16_t> pcm_samples;
+  // The loop filters' plan (plan_loop_filters of the picture's FrameState), when the decoder
+  // made it already: with frame threads each picture's lane plans after its parse, so that the
+  // reconstructor's thread need not. A reconstructor uses it when `loop_filters_planned`.
+  LoopFilterPlan loop_filters;
+  bool loop_filters_planned = false;
 
   void clear();
   // The index of `p` in `refs`, adding it when it is new.

@@ -73,10 +73,12 @@ enum {
   PROP_BACKEND,
   PROP_CUDA_DEVICE_ID,
   PROP_ACTIVE_BACKEND,
+  PROP_FRAME_THREADS,
 };
 
 #define DEFAULT_BACKEND GVC_BACKEND_AUTO
 #define DEFAULT_CUDA_DEVICE_ID -1
+#define DEFAULT_FRAME_THREADS 4
 
 static GstStaticPadTemplate sink_template = GST_STATIC_PAD_TEMPLATE ("sink",
     GST_PAD_SINK, GST_PAD_ALWAYS,
@@ -135,6 +137,7 @@ struct GvcHevcDecState {
   int nal_length_size = 0;              /* 0: byte-stream */
   std::vector<uint8_t> au;              /* the access unit, Annex B */
   int max_num_reorder = -1;
+  int latency_frames = -1;              /* the latency reported, in frames */
   int out_width = 0, out_height = 0, out_depth = 0;
   gvc::hevc::DecodedFrame picture;      /* the last one taken: its buffers are reused */
 };
@@ -152,7 +155,11 @@ struct _GvcCudaHevcDec {
   GvcBackendChoice backend;
   gint cuda_device_id;
   gchar *active_backend;
+  guint frame_threads;
 };
+
+static void gvc_cuda_hevc_dec_update_latency (GvcCudaHevcDec * self,
+    int max_num_reorder);
 
 /* Makes the element's CUDA context current for a scope (nothing without one). */
 #if GVC_CUDAMV_CUDA
@@ -192,6 +199,9 @@ gvc_cuda_hevc_dec_set_property (GObject * object, guint prop_id,
       self->cuda_device_id = g_value_get_int (value);
       GST_OBJECT_UNLOCK (self);
       break;
+    case PROP_FRAME_THREADS:
+      self->frame_threads = g_value_get_uint (value);
+      break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
       break;
@@ -218,6 +228,9 @@ gvc_cuda_hevc_dec_get_property (GObject * object, guint prop_id,
       g_value_set_string (value, self->active_backend);
       GST_OBJECT_UNLOCK (self);
       break;
+    case PROP_FRAME_THREADS:
+      g_value_set_uint (value, self->frame_threads);
+      break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
       break;
@@ -243,6 +256,7 @@ gvc_cuda_hevc_dec_reset_engine (GvcCudaHevcDec * self)
 
   GVC_HEVC_DEC_CONTEXT_SCOPE (self);
   s->engine.reset (new gvc::hevc::Decoder ());
+  s->engine->set_frame_threads ((int) self->frame_threads);
   s->engine->set_reconstructor (s->recon.get ());
   s->tracker.restart ();
   std::vector < uint8_t > ps = s->tracker.parameter_sets ();
@@ -537,8 +551,11 @@ gvc_cuda_hevc_dec_negotiate (GstVideoDecoder * decoder)
      * behind the next picture's parse): a GPU failure ends the stream there anyway. Under
      * backend=auto, system memory keeps each picture on the host too, so that the CPU can
      * go on from there. */
-    if (s->cuda_recon)
+    if (s->cuda_recon) {
       s->cuda_recon->set_keep_pictures (cuda || self->backend == GVC_BACKEND_CUDA);
+      /* frame threads only while the pictures stay on the GPU */
+      gvc_cuda_hevc_dec_update_latency (self, s->max_num_reorder);
+    }
 #endif
     if (cuda != s->cuda_output)
       GST_DEBUG_OBJECT (self, "Output in %s memory", cuda ? "CUDA" : "system");
@@ -787,7 +804,8 @@ gvc_cuda_hevc_dec_push_pictures (GvcCudaHevcDec * self)
 }
 
 /* Latency: the DPB may hold max_num_reorder pictures (C.5.2.3); each picture is finished
- * with its own access unit (end_access_unit), so nothing more. */
+ * with its own access unit (end_access_unit); with the GPU, frame-threads - 1 more pictures
+ * may be in flight (the engine's set_frame_threads) when the pictures stay on it. */
 static void
 gvc_cuda_hevc_dec_update_latency (GvcCudaHevcDec * self, int max_num_reorder)
 {
@@ -795,17 +813,21 @@ gvc_cuda_hevc_dec_update_latency (GvcCudaHevcDec * self, int max_num_reorder)
   const GstVideoInfo *info;
   GstClockTime latency;
 
-  if (max_num_reorder < 0 || max_num_reorder == s->max_num_reorder
-      || !self->input_state)
+  if (max_num_reorder < 0 || !self->input_state)
     return;
   s->max_num_reorder = max_num_reorder;
+  const int in_flight = s->recon && s->recon->keeps_pictures ()?
+      (int) self->frame_threads - 1 : 0;
+  if (max_num_reorder + in_flight == s->latency_frames)
+    return;
   info = &self->input_state->info;
   if (GST_VIDEO_INFO_FPS_N (info) <= 0 || GST_VIDEO_INFO_FPS_D (info) <= 0)
     return;
-  latency = gst_util_uint64_scale (max_num_reorder,
+  s->latency_frames = max_num_reorder + in_flight;
+  latency = gst_util_uint64_scale (s->latency_frames,
       GST_SECOND * GST_VIDEO_INFO_FPS_D (info), GST_VIDEO_INFO_FPS_N (info));
-  GST_DEBUG_OBJECT (self, "Latency %" GST_TIME_FORMAT " (%d reordered)",
-      GST_TIME_ARGS (latency), max_num_reorder);
+  GST_DEBUG_OBJECT (self, "Latency %" GST_TIME_FORMAT " (%d reordered, %d in "
+      "flight)", GST_TIME_ARGS (latency), max_num_reorder, in_flight);
   gst_video_decoder_set_latency (GST_VIDEO_DECODER (self), latency, latency);
 }
 
@@ -916,7 +938,11 @@ gvc_cuda_hevc_dec_handle_frame (GstVideoDecoder * decoder,
     const std::string why = ok ? "a NAL unit length runs past the buffer" :
         s->engine->error ();
     s->tracker.error ();
-    if (waits)
+    /* with frame threads the damaged pictures are earlier ones, found by their parse */
+    const std::vector < int > damaged = s->engine->take_damaged_pocs ();
+    for (int poc : damaged)
+      s->queue.mark_corrupt_poc (poc);
+    if (waits && damaged.empty ())
       s->queue.mark_corrupt (frame_number);
     GST_VIDEO_DECODER_ERROR (self, 1, STREAM, DECODE,
         ("Could not decode the HEVC stream: %s.", why.c_str ()),
@@ -1026,6 +1052,13 @@ gvc_cuda_hevc_dec_class_init (GvcCudaHevcDecClass * klass)
       g_param_spec_string ("active-backend", "Active backend",
           "The backend in use: \"cuda\", \"cpu\", or \"none\" when stopped",
           "none", (GParamFlags) (G_PARAM_READABLE | G_PARAM_STATIC_STRINGS)));
+  g_object_class_install_property (gobject_class, PROP_FRAME_THREADS,
+      g_param_spec_uint ("frame-threads", "Frame threads",
+          "Pictures parsed at once while the GPU keeps them (output on the GPU); "
+          "each adds a frame of latency (1: one picture at a time)",
+          1, 16, DEFAULT_FRAME_THREADS,
+          (GParamFlags) (G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
+              GST_PARAM_MUTABLE_READY)));
 
   gst_element_class_add_static_pad_template (element_class, &sink_template);
   gst_element_class_add_static_pad_template (element_class, &src_template);
@@ -1062,6 +1095,7 @@ gvc_cuda_hevc_dec_init (GvcCudaHevcDec * self)
 
   self->backend = DEFAULT_BACKEND;
   self->cuda_device_id = DEFAULT_CUDA_DEVICE_ID;
+  self->frame_threads = DEFAULT_FRAME_THREADS;
   self->active_backend = g_strdup ("none");
   gst_video_decoder_set_packetized (decoder, TRUE);
   gst_video_decoder_set_needs_format (decoder, TRUE);

@@ -571,10 +571,13 @@ TEST_F(HevcDec, PyramidBFramesMatchInOutputOrderWithTimestamps) {
 
 // Pushes `aus` into a harness one by one (25 fps); `out_after[i]` is the number of frames
 // that were out after access unit i was pushed; the PTS of every frame out is appended to
-// `pts`. Returns the latency the element reports once it has seen the stream's SPS.
+// `pts`. Returns the latency the element reports once it has seen the stream's SPS (after the
+// first access unit), or with `last` after the last one (once the output memory, and so
+// whether the GPU keeps the pictures, is settled). `element` is a gst-launch description.
 GstClockTime push_counting(const std::vector<Bytes>& aus, std::vector<guint>& out_after,
-                           std::vector<GstClockTime>& pts) {
-  GstHarness* h = gst_harness_new("cudahevcdec");
+                           std::vector<GstClockTime>& pts, const char* element = "cudahevcdec",
+                           bool last = false) {
+  GstHarness* h = gst_harness_new_parse(element);
   gst_harness_set_src_caps_str(h, "video/x-h265,stream-format=byte-stream,alignment=au,profile=main,framerate=25/1");
   GstClockTime latency = GST_CLOCK_TIME_NONE;
   for (size_t i = 0; i < aus.size(); ++i) {
@@ -583,7 +586,7 @@ GstClockTime push_counting(const std::vector<Bytes>& aus, std::vector<guint>& ou
     GST_BUFFER_DURATION(b) = GST_SECOND / 25;
     EXPECT_EQ(gst_harness_push(h, b), GST_FLOW_OK);
     out_after.push_back(gst_harness_buffers_received(h));
-    if (i == 0) latency = gst_harness_query_latency(h);
+    if (i == (last ? aus.size() - 1 : 0)) latency = gst_harness_query_latency(h);
   }
   gst_harness_push_event(h, gst_event_new_eos());
   while (GstBuffer* b = gst_harness_try_pull(h)) {
@@ -809,6 +812,31 @@ TEST_F(HevcDecGpu, CudaBackendMatchesTheCpuOnTheMatrixStreams) {
   }
   std::printf("cudahevcdec backend=cuda: %zu streams, %d frames equal to backend=cpu in CUDA memory and in "
               "system memory\n", files.size(), frames);
+}
+
+// Frame threads (frame-threads, default 4) while the GPU keeps the pictures (backend=cuda):
+// the latency reported grows by frame-threads - 1 frames, and it is honest: after access unit
+// n, at least n + 1 - latency/frame_duration frames are out; every frame comes out.
+TEST_F(HevcDecGpu, FrameThreadsStayWithinTheReportedLatency) {
+  if (!cuda_device_present()) GTEST_SKIP() << "no CUDA device or driver on this machine";
+  const std::string path = encode("pb8es", 176, 144, 14, "yuv420p",
+                                  "keyint=8:bframes=3:b-pyramid=1:ref=3:scenecut=0:repeat-headers=1");
+  std::vector<Bytes> aus = split_aus(read_file(path));
+  ASSERT_EQ(aus.size(), 14u);
+  guint frames[2] = {0, 0};
+  const char* elements[2] = {"cudahevcdec backend=cuda frame-threads=1", "cudahevcdec backend=cuda"};
+  for (int k = 0; k < 2; ++k) {
+    std::vector<guint> out_after;
+    std::vector<GstClockTime> pts;
+    const GstClockTime latency = push_counting(aus, out_after, pts, elements[k], true);
+    const GstClockTime frame = GST_SECOND / 25;
+    ASSERT_EQ(latency % frame, 0u) << elements[k];
+    frames[k] = guint(latency / frame);
+    for (size_t i = 0; i < aus.size(); ++i)
+      EXPECT_GE(out_after[i] + frames[k], i + 1) << elements[k] << ", after access unit " << i;
+    EXPECT_EQ(pts.size(), 14u) << elements[k];
+  }
+  EXPECT_EQ(frames[1], frames[0] + 3) << "the 3 more pictures in flight";
 }
 
 // CUDA memory into nvcodec's cudadownload and into our cudamv and cudah264enc in the

@@ -789,6 +789,10 @@ struct KeepingReconstructor : gvc::hevc::Reconstructor {
     }
     gvc::hevc::reconstruct_picture(pp, r, pic);
     gvc::hevc::apply_loop_filters(pp, fs, pic, plan);
+    if (r.loop_filters_planned)  // planned by the decoder (frame threads): the same plan
+      EXPECT_TRUE(r.loop_filters.bs_v == plan.bs_v && r.loop_filters.bs_h == plan.bs_h &&
+                  r.loop_filters.deblock == plan.deblock && r.loop_filters.sao == plan.sao)
+          << "the decoder's loop filter plan of POC " << pic.poc << " differs";
     auto& kept = store[&pic];
     kept.first = pic.decode_index;
     for (int c = 0; c < 3; ++c) kept.second.buf[c] = pic.buf[c];
@@ -1069,6 +1073,9 @@ TEST(HevcDecodeFrameThreads, DamagedPictureIsReportedAndDecodingResumes) {
   errors += !dec.decode(nullptr, 0);  // reports what the last pictures' parse found
   while (dec.take_frame(f)) ++taken;
   EXPECT_GE(errors, 1) << "the damage was not reported";
+  const std::vector<int> damaged_pocs = dec.take_damaged_pocs();
+  EXPECT_NE(std::find(damaged_pocs.begin(), damaged_pocs.end(), 1), damaged_pocs.end())
+      << "picture 1 (POC 1) not named";
   EXPECT_GE(taken, 4) << "the second IDR's pictures are decoded";
   // then the intact stream, from its IDR: FFmpeg's frames
   int clean_errors = 0;
