@@ -234,6 +234,10 @@ struct Decoder::Impl {
   // On the lane's thread: its picture's slice segments, in order; a failed one ends the
   // picture's parse (as a failure ends it on the caller's thread).
   void parse_lane(Lane& l) {
+    std::vector<SliceInfo> slices;  // given by the caller's thread
+    slices.swap(l.fs.slices);
+    l.fs.reset(pp.width, pp.height, pp.pic_size_in_ctbs);
+    l.fs.slices.swap(slices);
     for (size_t i = 0; i < l.n_slices; ++i) {
       const SliceJob& j = l.slices[i];
       SliceDecodeInput in;
@@ -430,7 +434,7 @@ struct Decoder::Impl {
       lane = acquire_lane();
       lane->pic = cur;
       lane->n_slices = 0;
-      lane->fs.reset(pp.width, pp.height, pp.pic_size_in_ctbs);
+      lane->fs.slices.clear();  // the arrays are reset on the lane (parse_lane)
       lane->recon.clear();
       lane->carry = SegmentCarry{};
       cur->parsed_rows = std::make_shared<Progress>();
