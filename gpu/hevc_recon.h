@@ -101,7 +101,7 @@ class HevcCudaReconstructor : public hevc::Reconstructor {
     double inter_residual = 0;  // HevcResidualCore::run of the inter TUs
     double intra_residual = 0;  // HevcResidualCore::run_to_residuals of the intra TUs
     double intra = 0;           // HevcIntraCore::run
-    double plan = 0;            // hevc::plan_loop_filters
+    double plan = 0;            // hevc::plan_loop_filters, unless the decoder planned (frame threads)
     double deblock = 0;         // HevcDeblockCore::run
     double sao = 0;             // HevcSaoCore::run
     double download = 0;        // the download and wait, without set_keep_pictures(true)
