@@ -286,6 +286,7 @@ Status HevcIntraCore::run(const std::vector<HevcIntraBlock>& blocks, const std::
     const uint32_t dep_begin = uint32_t(deps_.size());
     std::vector<int32_t>& own = owner_[c];
     const int ux = blk.x / u, uy = blk.y / u;
+    int32_t last_dep = -1;  // the owner last found valid: neighbouring units mostly share one
     for (int k = 0; k <= 2 * units; ++k) {
       if (!((blk.avail >> k) & 1)) continue;
       int x, y;  // the unit, in units
@@ -304,10 +305,11 @@ Status HevcIntraCore::run(const std::vector<HevcIntraBlock>& blocks, const std::
       // earlier block of this call that covers the unit (else no earlier block does: it
       // would have overwritten the entry).
       const int32_t o = own[size_t(y) * uw[c] + x];
-      if (o < 0 || size_t(o) >= i) continue;
+      if (o == last_dep || o < 0 || size_t(o) >= i) continue;  // last_dep is in the list already
       const HevcIntraBlock& ob = blocks[size_t(o)];
       const int on = (1 << ob.log2_size) / u, ox = ob.x / u, oy = ob.y / u;
       if (ob.c_idx != c || x < ox || x >= ox + on || y < oy || y >= oy + on) continue;
+      last_dep = o;
       if (std::find(deps_.begin() + dep_begin, deps_.end(), uint32_t(o)) == deps_.end()) deps_.push_back(uint32_t(o));
     }
     for (int y = uy; y < std::min(uy + n / u, uh[c]); ++y)

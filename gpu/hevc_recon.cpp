@@ -1,14 +1,11 @@
 // hevc_recon.cpp: an HEVC picture's recorded reconstruction and its loop filters run on the GPU, stage after stage on one stream
 #include "gpu/hevc_recon.h"
 
-#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <memory>
 #include <string>
-
-#include "common/util/parallel.h"
 
 namespace gvc {
 namespace cuda {
@@ -31,16 +28,6 @@ void lap(Clock::time_point& t, double& acc) {
   const Clock::time_point now = Clock::now();
   acc += std::chrono::duration<double>(now - t).count();
   t = now;
-}
-
-// Copies `bytes` in up to four shares of at least 256 KiB on the kept threads: one thread
-// copies a picture's levels (about 1.2 MB for 6 Mbit/s 1080p) in some 0.2 ms.
-void copy_in_shares(void* dst, const void* src, size_t bytes) {
-  const int n = int(std::min<size_t>(4, std::max<size_t>(1, bytes >> 18)));
-  parallel_for(n, [&](int t) {
-    const size_t lo = bytes * size_t(t) / size_t(n), hi = bytes * size_t(t + 1) / size_t(n);
-    std::memcpy(static_cast<uint8_t*>(dst) + lo, static_cast<const uint8_t*>(src) + lo, hi - lo);
-  });
 }
 
 // Device buffers that follow a per-picture size grow with a quarter to spare: cudaFree waits
@@ -203,7 +190,9 @@ Status HevcCudaReconstructor::reconstruct(const hevc::PicParams& pp, const hevc:
     if (levels_.size() < level_bytes) GVC_TRY(levels_.reserve(with_headroom(level_bytes)));
     uint8_t* staging = nullptr;
     GVC_TRY(level_staging_.acquire(level_bytes, staging));
-    copy_in_shares(staging, r.levels.data(), level_bytes);
+    // one memcpy on this thread: shares on the kept threads (parallel_for) were no faster on
+    // the H100 host, and may wait for workers busy with the frame threads' planning
+    std::memcpy(staging, r.levels.data(), level_bytes);
     GVC_CUDA_TRY(cudaMemcpyAsync(levels_.get(), staging, level_bytes, cudaMemcpyHostToDevice, s));
     GVC_TRY(level_staging_.release(s));
   }
