@@ -9,7 +9,8 @@
 #   nvh265dec                     NVDEC, CUDA memory out (nothing downloaded)
 #   libde265dec max-threads=16    libde265 on 16 threads
 # and the engine rows are bench-hevc's median (no GStreamer; pictures taken as 16-bit planes,
-# or with --keep copied on the GPU as NV12/P010). TRANSCODE=1 adds one run of each
+# or with --keep copied on the GPU as NV12/P010, with FRAME_THREADS pictures parsed at once,
+# default 4 as cudahevcdec's frame-threads). TRANSCODE=1 adds one run of each
 # transcode into fakesink: cudahevcdec ! cudah264enc and nvh265dec ! cudah264enc. CPU=0 leaves
 # out the two CPU-reconstruction rows (the slowest). MEM=1 adds the GPU memory of each
 # GStreamer decoder (nvidia-smi's largest sample of the gst-launch-1.0 process) next to a
@@ -19,6 +20,7 @@ set -u
 build=${1:?usage: tools/bench-hevcdec.sh BUILDDIR STREAM.hevc...}
 shift
 runs=${RUNS:-3}
+ft=${FRAME_THREADS:-4}
 export GST_PLUGIN_PATH="$build/gst${GST_PLUGIN_PATH:+:$GST_PLUGIN_PATH}"
 median() { sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
 
@@ -40,7 +42,8 @@ for stream in "$@"; do
     [ "${CPU:-1}" = 0 ] ||
       "$build/tools/bench-hevc" "$stream" 1 | sed -n 's/.*median_s=\([0-9.]*\).*/\1/p' >> "$tmp/engine-cpu"
     "$build/tools/bench-hevc" --cuda "$stream" 1 | sed -n 's/.*median_s=\([0-9.]*\).*/\1/p' >> "$tmp/engine-cuda"
-    "$build/tools/bench-hevc" --cuda --keep "$stream" 1 | sed -n 's/.*median_s=\([0-9.]*\).*/\1/p' >> "$tmp/engine-keep"
+    "$build/tools/bench-hevc" --cuda --keep --frame-threads "$ft" "$stream" 1 |
+      sed -n 's/.*median_s=\([0-9.]*\).*/\1/p' >> "$tmp/engine-keep"
     gst_seconds "$stream" "cudahevcdec backend=cuda" "video/x-raw(memory:CUDAMemory)" >> "$tmp/el-cuda"
     gst_seconds "$stream" "cudahevcdec backend=cuda" "video/x-raw" >> "$tmp/el-cuda-sys"
     [ "${CPU:-1}" = 0 ] || gst_seconds "$stream" "cudahevcdec backend=cpu" >> "$tmp/el-cpu"
@@ -52,7 +55,7 @@ for stream in "$@"; do
     gst_seconds "$stream" "nvh265dec ! cudah264enc" >> "$tmp/tc-nvdec"
   fi
   for row in "engine-cpu:engine, CPU reconstruction" "engine-cuda:engine, GPU reconstruction" \
-             "engine-keep:engine, GPU, pictures kept" \
+             "engine-keep:engine, GPU, kept, $ft frame threads" \
              "el-cpu:cudahevcdec backend=cpu" "el-cuda:cudahevcdec backend=cuda, CUDA mem" \
              "el-cuda-sys:cudahevcdec backend=cuda, system mem" \
              "nvdec:nvh265dec (NVDEC)" "de265:libde265dec max-threads=16" \
@@ -75,6 +78,6 @@ for stream in "$@"; do
     ours=$(gpu_mem_mib filesrc location="$stream" ! h265parse ! cudahevcdec backend=cuda ! fakesink)
     nv=$(gpu_mem_mib filesrc location="$stream" ! h265parse ! nvh265dec ! fakesink)
     echo "GPU memory (MiB, per process): CUDA context alone $base, cudahevcdec $ours, nvh265dec $nv"
-    "$build/tools/bench-hevc" --cuda --keep "$stream" 1 | grep gpu_memory
+    "$build/tools/bench-hevc" --cuda --keep --frame-threads "$ft" "$stream" 1 | grep gpu_memory
   fi
 done

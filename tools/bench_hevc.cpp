@@ -20,7 +20,8 @@
 // machine the CPU time is the steadier one). Prints one line per run and a last line
 // "frames=N median_s=T fps=F median_cpu_s=C" that tools/bench_hevc.sh parses. With a
 // reconstructor (--cuda, --host-only) each run line adds the time of its run() and output()
-// calls per picture and of this thread waiting in take_frame().
+// calls per picture and of this thread waiting in take_frame(); with --cuda a line before the
+// last gives run()'s host time by phase (HevcCudaReconstructor::host_times_summary).
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -252,6 +253,7 @@ int main(int argc, char** argv) {
     cudaMemGetInfo(&free_after, &total);
     std::printf("gpu_memory_mib=%.1f pictures_mib=%.1f\n", double(free_before - free_after) / (1 << 20),
                 double(recon->picture_bytes()) / (1 << 20));
+    std::printf("%s\n", recon->host_times_summary().c_str());  // every run's run() calls
   }
 #endif
   std::printf("frames=%d median_s=%.4f fps=%.2f median_cpu_s=%.4f\n", frames, median, frames / median,

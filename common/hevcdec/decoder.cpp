@@ -732,11 +732,14 @@ bool Decoder::take_frame(DecodedFrame& out) {
     OutFrame& o = d.frames.front();
     if (o.ticket && d.stage.done() < o.ticket) {  // handed out by the stage's thread
       // with frame threads, only once the pipeline is full: the caller gives the next
-      // picture meanwhile (a lane is free), so that pictures are parsed at once
+      // picture meanwhile (a lane is free), so that pictures are parsed at once; and at most
+      // frame_threads - 1 frames are left waiting
       if (d.frame_threads > 1 && !d.draining) {
-        size_t busy = 0;
-        for (auto& l : d.lanes) busy += d.stage.done() < l->run_ticket;
-        if (busy < size_t(d.frame_threads)) return false;
+        const uint64_t done = d.stage.done();
+        size_t busy = 0, waiting = 0;
+        for (auto& l : d.lanes) busy += done < l->run_ticket;
+        for (const OutFrame& f : d.frames) waiting += done < f.ticket;
+        if (busy < size_t(d.frame_threads) && waiting < size_t(d.frame_threads)) return false;
       }
       d.stage.wait(o.ticket);
     }

@@ -69,8 +69,9 @@ class Decoder {
   // collocated picture's motion field. Used while the reconstructor keeps its pictures
   // (Reconstructor::keeps_pictures; otherwise one picture at a time). Same pictures in the
   // same order, but later: take_frame() then waits for a picture still being decoded only
-  // when n pictures are, or after flush(), so a caller that takes frames after every access
-  // unit gets each one up to n - 1 access units later. A picture whose slice data cannot be
+  // when n pictures are in flight or n frames wait to be taken, or after flush(), so a
+  // caller that takes frames after every access unit gets each one up to n - 1 access units
+  // later. A picture whose slice data cannot be
   // parsed is reported by a later decode() than the one that gave it, and decoding resumes
   // at the next IRAP picture after that call.
   void set_frame_threads(int n);
