@@ -726,7 +726,7 @@ void Decoder::flush() {
   impl_->draining = true;
 }
 
-bool Decoder::take_frame(DecodedFrame& out) {
+bool Decoder::take_frame(DecodedFrame& out, bool wait) {
   Impl& d = *impl_;
   while (!d.frames.empty()) {
     OutFrame& o = d.frames.front();
@@ -734,7 +734,7 @@ bool Decoder::take_frame(DecodedFrame& out) {
       // with frame threads, only once the pipeline is full: the caller gives the next
       // picture meanwhile (a lane is free), so that pictures are parsed at once; and at most
       // frame_threads - 1 frames are left waiting
-      if (d.frame_threads > 1 && !d.draining) {
+      if (d.frame_threads > 1 && !d.draining && !wait) {
         const uint64_t done = d.stage.done();
         size_t busy = 0, waiting = 0;
         for (auto& l : d.lanes) busy += done < l->run_ticket;

@@ -49,10 +49,10 @@ class Decoder {
   // End of stream: finishes the current picture and outputs everything left in the DPB.
   void flush();
   // Takes the next picture in output order; false when none is ready (see set_frame_threads
-  // for when it waits for one). The buffers `out` held
-  // are reused for a later picture, so a caller that passes the same object each time saves
-  // their allocation.
-  bool take_frame(DecodedFrame& out);
+  // for when it waits for one; with `wait`, it waits for every picture the DPB has output,
+  // as without frame threads). The buffers `out` held are reused for a later picture, so a
+  // caller that passes the same object each time saves their allocation.
+  bool take_frame(DecodedFrame& out, bool wait = false);
   const std::string& error() const { return error_; }
 
   // Runs the sample reconstruction and the loop filters of every following picture on `r`

@@ -137,6 +137,12 @@ struct GvcHevcDecState {
   int nal_length_size = 0;              /* 0: byte-stream */
   std::vector<uint8_t> au;              /* the access unit, Annex B */
   int max_num_reorder = -1;
+  /* where the streaming thread's time goes (µs), logged at INFO when draining: the engine's
+   * decode() of each access unit, take_frame() (waits for pictures), writing pictures out */
+  struct {
+    gint64 decode = 0, take = 0, output = 0;
+    int access_units = 0, pictures = 0;
+  } time;
   int latency_frames = -1;              /* the latency reported, in frames */
   int out_width = 0, out_height = 0, out_depth = 0;
   gvc::hevc::DecodedFrame picture;      /* the last one taken: its buffers are reused */
@@ -761,16 +767,22 @@ gvc_cuda_hevc_dec_output_one (GvcCudaHevcDec * self,
   return gst_video_decoder_finish_frame (decoder, frame);
 }
 
-/* Pushes every picture the engine has ready, each with the frame of its access unit. */
+/* Pushes every picture the engine has ready, each with the frame of its access unit; with
+ * `wait`, every picture its DPB has output, also those still being decoded (frame threads). */
 static GstFlowReturn
-gvc_cuda_hevc_dec_push_pictures (GvcCudaHevcDec * self)
+gvc_cuda_hevc_dec_push_pictures (GvcCudaHevcDec * self, bool wait = false)
 {
   GstVideoDecoder *decoder = GST_VIDEO_DECODER (self);
   GvcHevcDecState *s = self->state;
   GstFlowReturn ret = GST_FLOW_OK;
   gvc::hevc::DecodedFrame & pic = s->picture;
 
-  while (s->engine->take_frame (pic)) {
+  for (;;) {
+    const gint64 t0 = g_get_monotonic_time ();
+    const bool got = s->engine->take_frame (pic, wait);
+    s->time.take += g_get_monotonic_time () - t0;
+    if (!got)
+      break;
     gvc::hevcdec::PendingFrame pending;
     std::vector < uint32_t > stale;
     const bool found = s->queue.match (pic.poc, pending, stale);
@@ -797,7 +809,10 @@ gvc_cuda_hevc_dec_push_pictures (GvcCudaHevcDec * self)
     }
     GST_LOG_OBJECT (self, "Picture POC %d -> frame %u", pic.poc,
         pending.frame_number);
+    const gint64 t1 = g_get_monotonic_time ();
     ret = gvc_cuda_hevc_dec_output_one (self, pic, frame);
+    s->time.output += g_get_monotonic_time () - t1;
+    s->time.pictures++;
   }
 
   return ret;
@@ -922,10 +937,13 @@ gvc_cuda_hevc_dec_handle_frame (GstVideoDecoder * decoder,
   bool ok;
   {
     GVC_HEVC_DEC_CONTEXT_SCOPE (self);
+    const gint64 t0 = g_get_monotonic_time ();
     ok = s->engine->decode (s->au.data (), s->au.size ());
     /* alignment=au: the buffer is the whole access unit, so its picture can be finished
      * (and output, if the DPB bumps it) now rather than when the next one starts */
     s->engine->end_access_unit ();
+    s->time.decode += g_get_monotonic_time () - t0;
+    s->time.access_units++;
   }
   if (!gvc_cuda_hevc_dec_check_gpu (self)) {
     if (waits)
@@ -964,7 +982,9 @@ gvc_cuda_hevc_dec_handle_frame (GstVideoDecoder * decoder,
     gst_video_decoder_release_frame (decoder, frame);
   }
 
-  GstFlowReturn push_ret = gvc_cuda_hevc_dec_push_pictures (self);
+  /* a new CVS output every picture of the previous one (C.5.2.2): those still being
+   * decoded (frame threads) are waited for before the previous CVS's frames are let go */
+  GstFlowReturn push_ret = gvc_cuda_hevc_dec_push_pictures (self, info.new_cvs);
   if (info.new_cvs) {
     /* every picture of the previous CVS is out or discarded by now (C.5.2.2) */
     std::vector < uint32_t > stale;
@@ -996,6 +1016,14 @@ gvc_cuda_hevc_dec_drain (GstVideoDecoder * decoder)
   ret = gvc_cuda_hevc_dec_push_pictures (self);
   s->queue.take_all (stale);
   gvc_cuda_hevc_dec_release (self, stale);
+  if (s->time.access_units && s->time.pictures)
+    GST_INFO_OBJECT (self, "%d access units, %d pictures out: decode() %.3f ms per "
+        "access unit, take_frame() %.3f ms and output %.3f ms per picture",
+        s->time.access_units, s->time.pictures,
+        1e-3 * s->time.decode / s->time.access_units,
+        1e-3 * s->time.take / s->time.pictures,
+        1e-3 * s->time.output / s->time.pictures);
+  s->time = {};
   gvc_cuda_hevc_dec_reset_engine (self);
 
   return ret;
