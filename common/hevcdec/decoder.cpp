@@ -749,7 +749,9 @@ bool Decoder::take_frame(DecodedFrame& out, bool wait) {
     }
     std::swap(out, o.frame);
     // what `out` held serves a later picture (its pages are mapped already)
-    if (d.spare.size() < 4 && (!o.frame.planes[0].empty() || o.frame.device))
+    // (one for each picture that may be in flight: a device frame made anew costs a
+    // cudaMalloc, and one let go a cudaFree, which waits for the whole device)
+    if (d.spare.size() < size_t(4 + d.frame_threads) && (!o.frame.planes[0].empty() || o.frame.device))
       d.spare.push_back(std::move(o.frame));
     d.frames.pop_front();
     return true;

@@ -1023,6 +1023,11 @@ gvc_cuda_hevc_dec_drain (GstVideoDecoder * decoder)
         1e-3 * s->time.decode / s->time.access_units,
         1e-3 * s->time.take / s->time.pictures,
         1e-3 * s->time.output / s->time.pictures);
+#if GVC_CUDAMV_CUDA
+  if (s->cuda_recon)
+    GST_INFO_OBJECT (self, "Reconstruction thread: %s",
+        s->cuda_recon->host_times_summary ().c_str ());
+#endif
   s->time = {};
   gvc_cuda_hevc_dec_reset_engine (self);
 
