@@ -252,9 +252,12 @@ struct Decoder::Impl {
       in.col_pic = j.col_pic;
       in.recon = &l.recon;
       in.substreams = &j.substreams;
-      in.threads = threads;
-      if (threads > 1 && j.substreams.size() > 1) {
-        if (!l.workers || l.workers->max_threads() != threads) l.workers = std::make_unique<Workers>(threads);
+      // the threads shared among the lanes (at least 2 each: a lane's rows are its speed)
+      const int row_threads = threads > 1 ? std::max(2, threads / frame_threads) : 1;
+      in.threads = row_threads;
+      if (row_threads > 1 && j.substreams.size() > 1) {
+        if (!l.workers || l.workers->max_threads() != row_threads)
+          l.workers = std::make_unique<Workers>(row_threads);
         in.workers = l.workers.get();
         in.row_recons = &l.row_recons;
       }

@@ -65,7 +65,7 @@ class Decoder {
   // machine's, at most 16; 1: one row after the other). Same pictures either way.
   void set_threads(int n);
   // Pictures that may be parsed at once (default 1, at most 16), each on a thread of its own
-  // (with set_threads() threads for its WPP rows), a CTB row waiting only for that row of its
+  // (its WPP rows on set_threads() / n threads, at least 2), a CTB row waiting only for that row of its
   // collocated picture's motion field. Used while the reconstructor keeps its pictures
   // (Reconstructor::keeps_pictures; otherwise one picture at a time). Same pictures in the
   // same order, but later: take_frame() then waits for a picture still being decoded only
