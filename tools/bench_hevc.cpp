@@ -19,8 +19,9 @@
 // file is not timed. Wall time and the process's CPU time are both measured (on a shared
 // machine the CPU time is the steadier one). Prints one line per run and a last line
 // "frames=N median_s=T fps=F median_cpu_s=C" that tools/bench_hevc.sh parses. With a
-// reconstructor (--cuda, --host-only) each run line adds the time of its run() and output()
-// calls per picture and of this thread waiting in take_frame(); with --cuda a line before the
+// reconstructor (--cuda, --host-only) each run line adds this thread's time in decode() (and
+// end_access_unit()), the time of the reconstructor's run() and output() calls per picture,
+// and this thread's waiting in take_frame(); with --cuda a line before the
 // last gives run()'s host time by phase (HevcCudaReconstructor::host_times_summary).
 #include <algorithm>
 #include <chrono>
@@ -207,15 +208,18 @@ int main(int argc, char** argv) {
 #endif
     if (host_only) timed.inner = &host_recon;
     if (timed.inner) dec.set_reconstructor(&timed);
-    double take_s = 0;  // this thread waiting in take_frame() (for the reconstruction thread)
+    double take_s = 0;    // this thread waiting in take_frame() (for the reconstruction thread)
+    double decode_s = 0;  // in decode() and end_access_unit() (with frame threads, waits for a lane)
     gvc::hevc::DecodedFrame pic;
     int n = 0;
     for (size_t a = 0; a + 1 < starts.size(); ++a) {
+      const double t0 = TimedReconstructor::now();
       if (!dec.decode(stream.data() + starts[a], starts[a + 1] - starts[a])) {
         std::fprintf(stderr, "%s: decoding error: %s\n", argv[0], dec.error().c_str());
         return 1;
       }
       dec.end_access_unit();
+      decode_s += TimedReconstructor::now() - t0;
       if (!dec.reconstructor_error().empty()) {
         std::fprintf(stderr, "%s: %s\n", argv[0], dec.reconstructor_error().c_str());
         return 1;
@@ -236,7 +240,9 @@ int main(int argc, char** argv) {
     const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     std::printf("run %d: %d frames in %.3f s (%.2f fps), %.3f s CPU", r + 1, n, s, n / s, c);
     if (timed.runs)
-      std::printf("; per picture: run() %.2f ms, output() %.2f ms, take_frame() %.2f ms", 1e3 * timed.run_s / timed.runs,
+      std::printf("; per picture: decode() %.2f ms (%.2f waiting for a lane), run() %.2f ms, output() %.2f ms, "
+                  "take_frame() %.2f ms",
+                  1e3 * decode_s / n, 1e3 * dec.lane_wait_seconds() / n, 1e3 * timed.run_s / timed.runs,
                   timed.outputs ? 1e3 * timed.output_s / timed.outputs : 0.0, 1e3 * take_s / n);
     std::printf("\n");
     seconds.push_back(s);

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <climits>
 #include <cstring>
 #include <deque>
@@ -135,6 +136,7 @@ struct Decoder::Impl {
   std::vector<int> parse_failed;  // POCs of pictures whose parse on a lane failed, to report
   std::vector<int> damaged;       // those reported, for take_damaged_pocs()
   bool draining = false;  // flush() was called, no picture since: take_frame() waits for each
+  double lane_wait_s = 0;  // the caller's thread waiting for a free lane
   std::vector<PictureRecon> row_recons;  // the rows' records, reused picture after picture
 
   // While the reconstructor keeps its pictures, its calls are made on `stage`'s thread, run()
@@ -226,8 +228,10 @@ struct Decoder::Impl {
   Lane* acquire_lane() {
     while (lanes.size() < size_t(frame_threads)) lanes.emplace_back(new Lane);
     Lane* l = lanes[next_lane++ % lanes.size()].get();
+    const auto t0 = std::chrono::steady_clock::now();
     l->thread.wait(l->parse_ticket);
     stage.wait(l->run_ticket);
+    lane_wait_s += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     return l;
   }
 
@@ -238,6 +242,7 @@ struct Decoder::Impl {
     slices.swap(l.fs.slices);
     l.fs.reset(pp.width, pp.height, pp.pic_size_in_ctbs);
     l.fs.slices.swap(slices);
+    l.pic->reset_motion();
     for (size_t i = 0; i < l.n_slices; ++i) {
       const SliceJob& j = l.slices[i];
       SliceDecodeInput in;
@@ -424,7 +429,8 @@ struct Decoder::Impl {
     first_picture = false;
 
     cur = dpb.new_picture();
-    cur->allocate(pp.width, pp.height, pp.bit_depth_y, pp.bit_depth_c);
+    const bool on_lane = frame_threaded();
+    cur->allocate(pp.width, pp.height, pp.bit_depth_y, pp.bit_depth_c, !on_lane);
     cur->poc = poc;
     cur->crop_x = sps->crop_rect_x;
     cur->crop_y = sps->crop_rect_y;
@@ -433,7 +439,7 @@ struct Decoder::Impl {
     cur_output = pps->output_flag_present_flag ? sh.pic_output_flag : true;
     cur->ctb_slice.assign(size_t(pp.pic_size_in_ctbs), -1);
     draining = false;
-    if (frame_threaded()) {
+    if (on_lane) {  // its motion field and syntax arrays are reset there
       lane = acquire_lane();
       lane->pic = cur;
       lane->n_slices = 0;
@@ -713,6 +719,8 @@ void Decoder::set_reconstructor(Reconstructor* r) {
 }
 
 const std::string& Decoder::reconstructor_error() const { return impl_->reconstructor_error; }
+
+double Decoder::lane_wait_seconds() const { return impl_->lane_wait_s; }
 
 std::vector<int> Decoder::take_damaged_pocs() {
   std::vector<int> out;

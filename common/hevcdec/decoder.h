@@ -79,6 +79,9 @@ class Decoder {
   // the last call (those pictures come out as far as they were decoded); empty otherwise,
   // where the failed picture is the one of the data decode() was given.
   std::vector<int> take_damaged_pocs();
+  // With frame threads: the time decode() and end_access_unit() waited for a free lane (the
+  // pipeline full), in seconds since the decoder was made, for benchmarks.
+  double lane_wait_seconds() const;
   // Why the reconstructor failed (empty while it has not), for callers that must stop then.
   const std::string& reconstructor_error() const;
 

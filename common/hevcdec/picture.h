@@ -1,6 +1,7 @@
 // picture.h: a decoded HEVC picture and the per-picture syntax arrays the loop filters read
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <vector>
@@ -63,7 +64,9 @@ struct Picture {
   // (INT_MAX once the parse has ended, also when it failed). Null: all of them.
   std::shared_ptr<Progress> parsed_rows;
 
-  void allocate(int width, int height, int bd_y, int bd_c) {
+  // `clear_motion` false leaves the motion field's contents for the caller to reset
+  // (reset_motion(), on the thread that parses the picture).
+  void allocate(int width, int height, int bd_y, int bd_c, bool clear_motion = true) {
     const int cw = (width + 1) / 2, ch = (height + 1) / 2;
     const int w[3] = {width, cw, cw}, h[3] = {height, ch, ch};
     // A reused picture keeps its old samples when they have the new picture's bit depths
@@ -80,10 +83,12 @@ struct Picture {
     bit_depth_y = bd_y;
     bit_depth_c = bd_c;
     mvf_stride = (width + 63) / 64 * 16 + 16;  // FrameState::w4
-    mvf.assign(size_t(mvf_stride) * ((height + 63) / 64 * 16 + 16), MvField{});
+    mvf.resize(size_t(mvf_stride) * ((height + 63) / 64 * 16 + 16));
+    if (clear_motion) reset_motion();
     ctb_slice.clear();
     slice_refs.clear();
   }
+  void reset_motion() { std::fill(mvf.begin(), mvf.end(), MvField{}); }
   const MvField& mv_at(int x_luma, int y_luma) const {
     return mvf[size_t(y_luma >> 2) * mvf_stride + (x_luma >> 2)];
   }
