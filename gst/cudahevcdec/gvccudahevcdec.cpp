@@ -1018,9 +1018,10 @@ gvc_cuda_hevc_dec_drain (GstVideoDecoder * decoder)
   gvc_cuda_hevc_dec_release (self, stale);
   if (s->time.access_units && s->time.pictures)
     GST_INFO_OBJECT (self, "%d access units, %d pictures out: decode() %.3f ms per "
-        "access unit, take_frame() %.3f ms and output %.3f ms per picture",
-        s->time.access_units, s->time.pictures,
+        "access unit (%.3f waiting for a free lane), take_frame() %.3f ms and output "
+        "%.3f ms per picture", s->time.access_units, s->time.pictures,
         1e-3 * s->time.decode / s->time.access_units,
+        1e3 * s->engine->lane_wait_seconds () / s->time.access_units,
         1e-3 * s->time.take / s->time.pictures,
         1e-3 * s->time.output / s->time.pictures);
 #if GVC_CUDAMV_CUDA
