@@ -78,7 +78,7 @@ enum {
 
 #define DEFAULT_BACKEND GVC_BACKEND_AUTO
 #define DEFAULT_CUDA_DEVICE_ID -1
-#define DEFAULT_FRAME_THREADS 4
+#define DEFAULT_FRAME_THREADS 8
 
 static GstStaticPadTemplate sink_template = GST_STATIC_PAD_TEMPLATE ("sink",
     GST_PAD_SINK, GST_PAD_ALWAYS,

@@ -814,7 +814,7 @@ TEST_F(HevcDecGpu, CudaBackendMatchesTheCpuOnTheMatrixStreams) {
               "system memory\n", files.size(), frames);
 }
 
-// Frame threads (frame-threads, default 4) while the GPU keeps the pictures (backend=cuda):
+// Frame threads (frame-threads=4 here) while the GPU keeps the pictures (backend=cuda):
 // the latency reported grows by frame-threads - 1 frames, and it is honest: after access unit
 // n, at least n + 1 - latency/frame_duration frames are out; every frame comes out.
 TEST_F(HevcDecGpu, FrameThreadsStayWithinTheReportedLatency) {
@@ -824,7 +824,7 @@ TEST_F(HevcDecGpu, FrameThreadsStayWithinTheReportedLatency) {
   std::vector<Bytes> aus = split_aus(read_file(files[0]));
   ASSERT_EQ(aus.size(), 9u);
   guint frames[2] = {0, 0};
-  const char* elements[2] = {"cudahevcdec backend=cuda frame-threads=1", "cudahevcdec backend=cuda"};
+  const char* elements[2] = {"cudahevcdec backend=cuda frame-threads=1", "cudahevcdec backend=cuda frame-threads=4"};
   for (int k = 0; k < 2; ++k) {
     std::vector<guint> out_after;
     std::vector<GstClockTime> pts;
