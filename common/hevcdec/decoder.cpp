@@ -133,7 +133,9 @@ struct Decoder::Impl {
   size_t next_lane = 0;
   Lane* lane = nullptr;  // the current picture's, when it is parsed on one
   std::mutex parse_failed_mutex;
-  std::vector<int> parse_failed;  // POCs of pictures whose parse on a lane failed, to report
+  // Pictures whose parse on a lane failed, to report: POC and Picture::irap_generation.
+  std::vector<std::pair<int, uint64_t>> parse_failed;
+  uint64_t irap_generation = 0;  // IRAP pictures started so far
   std::vector<int> damaged;       // those reported, for take_damaged_pocs()
   bool draining = false;  // flush() was called, no picture since: take_frame() waits for each
   double lane_wait_s = 0;  // the caller's thread waiting for a free lane
@@ -215,6 +217,7 @@ struct Decoder::Impl {
             o->dropped = true;
             stage_fail("picture output failed: " + err);
           }
+          o->frame.damaged = p->parse_failed;  // final: the picture's run() waited for its parse
         },
         reconstructor->thread_entry());
     pins.emplace_back(o->ticket, std::vector<std::shared_ptr<Picture>>{pic});
@@ -267,8 +270,9 @@ struct Decoder::Impl {
         in.row_recons = &l.row_recons;
       }
       if (!decode_slice_segment(in, j.rbsp.data(), j.rbsp.size(), j.data_offset)) {
+        l.pic->parse_failed = true;
         std::lock_guard<std::mutex> lock(parse_failed_mutex);
-        parse_failed.push_back(l.pic->poc);
+        parse_failed.emplace_back(l.pic->poc, l.pic->irap_generation);
         break;
       }
     }
@@ -314,7 +318,7 @@ struct Decoder::Impl {
       Lane* l = lane;
       lane = nullptr;
       take_stage_error();
-      if (reconstructor_ok()) return finish_on_lane(l);
+      if (reconstructor_ok() && reconstructor->keeps_pictures()) return finish_on_lane(l);
       // the reconstructor failed since the picture started: its parse here, then the CPU
       l->thread.push([this, l] { parse_lane(*l); });
       l->thread.wait_idle();
@@ -374,6 +378,7 @@ struct Decoder::Impl {
       f.height = p->crop_h;
       f.bit_depth = p->bit_depth_y;
       f.poc = p->poc;
+      f.damaged = false;  // (a picture on a lane: set by its output job)
       if (!p->samples_on_host) {
         // on the device only: the reconstructor hands it over, or it is lost with the device
         // (or made from references that were)
@@ -403,6 +408,7 @@ struct Decoder::Impl {
   bool start_picture(const GstH265NalUnit& nalu, const GstH265SliceHdr& sh, std::string& err) {
     const int t = nalu.type;
     if (is_irap(t)) {
+      ++irap_generation;
       seen_irap = true;
       no_rasl_output = is_idr(t) || is_bla(t) || first_picture;
     }
@@ -438,6 +444,7 @@ struct Decoder::Impl {
     cur->crop_h = sps->crop_rect_height ? sps->crop_rect_height : pp.height;
     cur_output = pps->output_flag_present_flag ? sh.pic_output_flag : true;
     cur->ctb_slice.assign(size_t(pp.pic_size_in_ctbs), -1);
+    cur->irap_generation = irap_generation;
     draining = false;
     if (on_lane) {  // its motion field and syntax arrays are reset there
       lane = acquire_lane();
@@ -645,7 +652,12 @@ bool Decoder::decode(const uint8_t* data, size_t size) {
     std::string err;
     bool nal_ok = true;
     // a parameter set may replace the one a queued run() reads (PicParams points into them)
-    if (nalu.type >= GST_H265_NAL_VPS && nalu.type <= GST_H265_NAL_PPS) d.drain_stage();
+    if (nalu.type >= GST_H265_NAL_VPS && nalu.type <= GST_H265_NAL_PPS) {
+      // a picture on a lane is parsed once complete, with the parameter sets it began with:
+      // a parameter set after its slices starts the next access unit (7.4.2.4.4)
+      if (d.lane) d.finish_picture();
+      d.drain_stage();
+    }
     switch (nalu.type) {
       case GST_H265_NAL_VPS: {
         GstH265VPS vps;
@@ -682,10 +694,13 @@ bool Decoder::decode(const uint8_t* data, size_t size) {
   {
     std::lock_guard<std::mutex> lock(d.parse_failed_mutex);
     if (!d.parse_failed.empty()) {  // pictures parsed on lanes (set_frame_threads)
-      error_ = "slice data could not be decoded (picture POC " + std::to_string(d.parse_failed.front()) + ")";
+      error_ = "slice data could not be decoded (picture POC " + std::to_string(d.parse_failed.front().first) + ")";
       ok = false;
-      d.seen_irap = false;  // resume at the next IRAP
-      d.damaged.insert(d.damaged.end(), d.parse_failed.begin(), d.parse_failed.end());
+      for (const auto& [poc, generation] : d.parse_failed) {
+        d.damaged.push_back(poc);
+        // resume at the next IRAP, unless one has started since the damaged picture
+        if (generation == d.irap_generation) d.seen_irap = false;
+      }
       d.parse_failed.clear();
     }
   }
@@ -706,6 +721,8 @@ void Decoder::set_frame_threads(int n) {
   impl_->finish_picture();
   impl_->drain_stage();
   impl_->frame_threads = std::clamp(n, 1, 16);
+  impl_->lanes.clear();  // idle: made again as needed
+  impl_->next_lane = 0;
 }
 
 void Decoder::set_reconstructor(Reconstructor* r) {
@@ -721,6 +738,8 @@ void Decoder::set_reconstructor(Reconstructor* r) {
 const std::string& Decoder::reconstructor_error() const { return impl_->reconstructor_error; }
 
 double Decoder::lane_wait_seconds() const { return impl_->lane_wait_s; }
+
+bool Decoder::waiting_for_irap() const { return !impl_->seen_irap; }
 
 std::vector<int> Decoder::take_damaged_pocs() {
   std::vector<int> out;

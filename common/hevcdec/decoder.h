@@ -26,6 +26,10 @@ struct DecodedFrame {
   // Set, and `planes` empty, when the picture was left on the reconstructor's device
   // (Reconstructor::keeps_pictures). Kept with the object for reuse like `planes`.
   std::shared_ptr<DeviceFrame> device;
+  // Its slice data could not all be parsed (frame threads: the failure is found on the
+  // picture's lane, possibly after later access units were given); it is output as far as it
+  // was decoded.
+  bool damaged = false;
   int plane_width(int c) const { return c ? (width + 1) / 2 : width; }
   int plane_height(int c) const { return c ? (height + 1) / 2 : height; }
 };
@@ -65,15 +69,16 @@ class Decoder {
   // machine's, at most 16; 1: one row after the other). Same pictures either way.
   void set_threads(int n);
   // Pictures that may be parsed at once (default 1, at most 16), each on a thread of its own
-  // (its WPP rows on set_threads() / n threads, at least 2), a CTB row waiting only for that row of its
-  // collocated picture's motion field. Used while the reconstructor keeps its pictures
-  // (Reconstructor::keeps_pictures; otherwise one picture at a time). Same pictures in the
-  // same order, but later: take_frame() then waits for a picture still being decoded only
-  // when n pictures are in flight or n frames wait to be taken, or after flush(), so a
+  // (its WPP rows on set_threads() / n threads, at least 2), a CTB row waiting only for that
+  // row of its collocated picture's motion field. Used while the reconstructor keeps its
+  // pictures (Reconstructor::keeps_pictures; otherwise one picture at a time). Same pictures
+  // in the same order, but later: take_frame() then waits for a picture still being decoded
+  // only when n pictures are in flight or n frames wait to be taken, or after flush(), so a
   // caller that takes frames after every access unit gets each one up to n - 1 access units
-  // later. A picture whose slice data cannot be
-  // parsed is reported by a later decode() than the one that gave it, and decoding resumes
-  // at the next IRAP picture after that call.
+  // later. A picture whose slice data cannot be parsed is reported by a later decode() than
+  // the one that gave it (and its frame comes out with DecodedFrame::damaged), and decoding
+  // resumes at the next IRAP picture after it unless one has started meanwhile. A parameter
+  // set after a picture's slices ends that picture (it starts the next access unit).
   void set_frame_threads(int n);
   // With frame threads: the POCs of the pictures whose failures decode() has reported since
   // the last call (those pictures come out as far as they were decoded); empty otherwise,
@@ -82,6 +87,8 @@ class Decoder {
   // With frame threads: the time decode() and end_access_unit() waited for a free lane (the
   // pipeline full), in seconds since the decoder was made, for benchmarks.
   double lane_wait_seconds() const;
+  // Whether the decoder skips pictures until the next IRAP picture (after an error).
+  bool waiting_for_irap() const;
   // Why the reconstructor failed (empty while it has not), for callers that must stop then.
   const std::string& reconstructor_error() const;
 

@@ -63,6 +63,8 @@ struct Picture {
   // luma rows of `mvf` and `ctb_slice` are complete, for a later picture's TMVP to wait on
   // (INT_MAX once the parse has ended, also when it failed). Null: all of them.
   std::shared_ptr<Progress> parsed_rows;
+  bool parse_failed = false;  // set by its lane before parsed_rows ends
+  uint64_t irap_generation = 0;  // Decoder's count of IRAP pictures started before it
 
   // `clear_motion` false leaves the motion field's contents for the caller to reset
   // (reset_motion(), on the thread that parses the picture).

@@ -183,14 +183,6 @@ void FrameQueue::mark_corrupt(uint32_t frame_number) {
     if (f.frame_number == frame_number) f.corrupt = true;
 }
 
-void FrameQueue::mark_corrupt_poc(int poc) {
-  for (auto it = q_.rbegin(); it != q_.rend(); ++it)
-    if (it->poc == poc) {
-      it->corrupt = true;
-      return;
-    }
-}
-
 bool FrameQueue::match(int poc, PendingFrame& out, std::vector<uint32_t>& stale) {
   auto it = std::find_if(q_.begin(), q_.end(), [poc](const PendingFrame& f) { return f.poc == poc; });
   if (it == q_.end()) return false;

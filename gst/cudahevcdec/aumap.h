@@ -71,8 +71,6 @@ class FrameQueue {
  public:
   void push(const PendingFrame& f) { q_.push_back(f); }
   void mark_corrupt(uint32_t frame_number);
-  // The latest pending frame with `poc` (a picture in flight whose decoding failed).
-  void mark_corrupt_poc(int poc);
   // The frame of an output picture with `poc`: the oldest pending one with that POC. Frames
   // that can no longer be output (an older CVS, or a smaller POC of the same CVS: output order
   // is POC order within a CVS) are moved to `stale`. False if no frame has that POC.

@@ -206,7 +206,9 @@ gvc_cuda_hevc_dec_set_property (GObject * object, guint prop_id,
       GST_OBJECT_UNLOCK (self);
       break;
     case PROP_FRAME_THREADS:
+      GST_OBJECT_LOCK (self);
       self->frame_threads = g_value_get_uint (value);
+      GST_OBJECT_UNLOCK (self);
       break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
@@ -235,7 +237,9 @@ gvc_cuda_hevc_dec_get_property (GObject * object, guint prop_id,
       GST_OBJECT_UNLOCK (self);
       break;
     case PROP_FRAME_THREADS:
+      GST_OBJECT_LOCK (self);
       g_value_set_uint (value, self->frame_threads);
+      GST_OBJECT_UNLOCK (self);
       break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
@@ -797,7 +801,7 @@ gvc_cuda_hevc_dec_push_pictures (GvcCudaHevcDec * self, bool wait = false)
         gst_video_decoder_get_frame (decoder, (int) pending.frame_number);
     if (!frame)
       continue;
-    if (pending.corrupt) {
+    if (pending.corrupt || pic.damaged) {
       GST_DEBUG_OBJECT (self, "Dropping damaged picture POC %d", pic.poc);
       gst_video_decoder_drop_frame (decoder, frame);
       continue;
@@ -955,12 +959,13 @@ gvc_cuda_hevc_dec_handle_frame (GstVideoDecoder * decoder,
   if (!ok || !complete) {
     const std::string why = ok ? "a NAL unit length runs past the buffer" :
         s->engine->error ();
-    s->tracker.error ();
-    /* with frame threads the damaged pictures are earlier ones, found by their parse */
-    const std::vector < int > damaged = s->engine->take_damaged_pocs ();
-    for (int poc : damaged)
-      s->queue.mark_corrupt_poc (poc);
-    if (waits && damaged.empty ())
+    /* with frame threads the damaged pictures are earlier ones, found by their parse:
+     * their frames come out flagged (DecodedFrame::damaged) and are dropped then, and the
+     * engine waits for an IRAP picture only if none has started since */
+    const bool earlier = !s->engine->take_damaged_pocs ().empty ();
+    if (!earlier || s->engine->waiting_for_irap ())
+      s->tracker.error ();
+    if (waits && !earlier)
       s->queue.mark_corrupt (frame_number);
     GST_VIDEO_DECODER_ERROR (self, 1, STREAM, DECODE,
         ("Could not decode the HEVC stream: %s.", why.c_str ()),
@@ -1024,13 +1029,13 @@ gvc_cuda_hevc_dec_drain (GstVideoDecoder * decoder)
         1e3 * s->engine->lane_wait_seconds () / s->time.access_units,
         1e-3 * s->time.take / s->time.pictures,
         1e-3 * s->time.output / s->time.pictures);
+  s->time = {};
+  gvc_cuda_hevc_dec_reset_engine (self);  /* (the old engine's calls all made) */
 #if GVC_CUDAMV_CUDA
   if (s->cuda_recon)
     GST_INFO_OBJECT (self, "Reconstruction thread: %s",
         s->cuda_recon->host_times_summary ().c_str ());
 #endif
-  s->time = {};
-  gvc_cuda_hevc_dec_reset_engine (self);
 
   return ret;
 }

@@ -1043,17 +1043,20 @@ TEST(HevcDecodeFrameThreads, FramesComeOutOnceThePipelineIsFull) {
   expect_same_frames(ours, ref, 176, 144, 1, "ffmpeg");
 }
 
-// A damaged picture parsed on a lane is reported by a later decode() (not lost, no hang), and
-// decoding resumes at the next IRAP: after the damage, the intact stream decodes to FFmpeg's
-// frames again.
+// A damaged picture parsed on a lane is reported by a later decode() (not lost, no hang)
+// and comes out flagged DecodedFrame::damaged; decoding resumes at the next IRAP, and a
+// report that arrives after that IRAP has started does not make the decoder skip its
+// pictures: the second GOP's four pictures all come out, equal to FFmpeg's. Then the intact
+// stream decodes to FFmpeg's frames again.
 TEST(HevcDecodeFrameThreads, DamagedPictureIsReportedAndDecodingResumes) {
   ASSERT_FALSE(gvc::test::hevc_find_ffmpeg().empty()) << "ffmpeg is required (set $FFMPEG)";
   ASSERT_FALSE(gvc::test::hevc_find_clip().empty()) << "test clip missing";
   const auto& [stream, ref, err] = low_delay();
   ASSERT_FALSE(stream.empty()) << err;
+  ASSERT_EQ(ref.size(), 8u) << err;
   auto aus = gvc::test::split_access_units(stream);
   ASSERT_EQ(aus.size(), 8u);
-  // the slice data of picture 1 (a P picture) cut to a few bytes
+  // the slice data of picture 1 (a P picture) cut to a third
   auto damaged = aus;
   ASSERT_GT(damaged[1].size(), 40u);
   damaged[1].resize(damaged[1].size() / 3);
@@ -1063,25 +1066,34 @@ TEST(HevcDecodeFrameThreads, DamagedPictureIsReportedAndDecodingResumes) {
   dec.set_reconstructor(&recon);
   int errors = 0;
   gvc::hevc::DecodedFrame f;
-  int taken = 0;
+  Frames ours;
+  std::vector<int> flagged;  // POCs of the frames flagged damaged
+  auto take = [&] {
+    while (dec.take_frame(f)) {
+      ours.push_back(KeepingReconstructor::raw(f));
+      if (f.damaged) flagged.push_back(f.poc);
+    }
+  };
   for (const auto& au : damaged) {
     errors += !dec.decode(au.data(), au.size());
     dec.end_access_unit();
-    while (dec.take_frame(f)) ++taken;
+    take();
   }
   dec.flush();
-  errors += !dec.decode(nullptr, 0);  // reports what the last pictures' parse found
-  while (dec.take_frame(f)) ++taken;
+  take();
   EXPECT_GE(errors, 1) << "the damage was not reported";
   const std::vector<int> damaged_pocs = dec.take_damaged_pocs();
   EXPECT_NE(std::find(damaged_pocs.begin(), damaged_pocs.end(), 1), damaged_pocs.end())
       << "picture 1 (POC 1) not named";
-  EXPECT_GE(taken, 4) << "the second IDR's pictures are decoded";
+  EXPECT_EQ(flagged, std::vector<int>{1}) << "only picture 1's frame is flagged damaged";
+  ASSERT_GE(ours.size(), 6u) << "pictures 0 and 1, then the second GOP";
+  const Frames tail(ours.end() - 4, ours.end());
+  expect_same_frames(tail, Frames(ref.begin() + 4, ref.end()), 176, 144, 1, "ffmpeg, the GOP after the damage");
   // then the intact stream, from its IDR: FFmpeg's frames
   int clean_errors = 0;
-  const Frames ours = recon.decode(stream, dec, clean_errors);
+  const Frames clean = recon.decode(stream, dec, clean_errors);
   EXPECT_EQ(clean_errors, 0) << dec.error();
-  expect_same_frames(ours, ref, 176, 144, 1, "ffmpeg after the damaged stream");
+  expect_same_frames(clean, ref, 176, 144, 1, "ffmpeg after the damaged stream");
 }
 
 // end_access_unit(): with no reordering (x265 bframes=0: sps_max_num_reorder_pics 0) each
