@@ -319,7 +319,8 @@ struct Decoder::Impl {
       lane = nullptr;
       take_stage_error();
       if (reconstructor_ok() && reconstructor->keeps_pictures()) return finish_on_lane(l);
-      // the reconstructor failed since the picture started: its parse here, then the CPU
+      // the reconstructor failed, or stopped keeping pictures, since the picture started:
+      // its parse here, then the path below
       l->thread.push([this, l] { parse_lane(*l); });
       l->thread.wait_idle();
       std::swap(fs, l->fs);
