@@ -192,18 +192,25 @@ struct Decoder::Impl {
   }
 
   // Queues run() of `pic`, whose records are in the flight buffers.
-  void queue_run(Picture* pic) {
+  // Queues run() of `pic`, whose records are in the flight buffers or, once its parse there
+  // is done, in lane `l`. The pictures of its reference lists are held meanwhile (a lane's
+  // records name their references only once parsed).
+  void queue_run(Picture* pic, Lane* l = nullptr) {
     std::vector<std::shared_ptr<Picture>> used{dpb.share(pic)};
-    for (const Picture* ref : flight_recon.refs) used.push_back(dpb.share(ref));
+    for (const RefPicLists& rl : pic->slice_refs)
+      for (int X = 0; X < 2; ++X)
+        for (int i = 0; i < rl.n[X]; ++i) used.push_back(dpb.share(rl.pic[X][i]));
     flight_ticket = stage.push(
-        [this, pic] {
+        [this, pic, l] {
+          if (l) l->thread.wait(l->parse_ticket);
           if (stage_failed) return;
           std::string err;
-          if (!reconstructor->run(pp, flight_fs, flight_recon, *pic, err))
+          if (!reconstructor->run(pp, l ? l->fs : flight_fs, l ? l->recon : flight_recon, *pic, err))
             stage_fail("picture reconstruction failed: " + err);
         },
         reconstructor->thread_entry());
     pins.emplace_back(flight_ticket, std::move(used));
+    if (l) l->run_ticket = flight_ticket;
   }
 
   // Queues output() of `pic` into `o` (a frame of `frames`, which keeps its address).
@@ -295,20 +302,7 @@ struct Decoder::Impl {
     cur = nullptr;
     OutFrame* own = nullptr;
     collect(pic, &own);
-    std::vector<std::shared_ptr<Picture>> used{dpb.share(pic)};
-    for (const RefPicLists& rl : pic->slice_refs)
-      for (int X = 0; X < 2; ++X)
-        for (int i = 0; i < rl.n[X]; ++i) used.push_back(dpb.share(rl.pic[X][i]));
-    flight_ticket = stage.push(
-        [this, pic, l] {
-          l->thread.wait(l->parse_ticket);
-          if (stage_failed) return;
-          std::string err;
-          if (!reconstructor->run(pp, l->fs, l->recon, *pic, err)) stage_fail("picture reconstruction failed: " + err);
-        },
-        reconstructor->thread_entry());
-    l->run_ticket = flight_ticket;
-    pins.emplace_back(flight_ticket, std::move(used));
+    queue_run(pic, l);
     if (own) queue_output(dpb.share(pic), own);
   }
 
