@@ -608,9 +608,9 @@ struct Decoder::Impl {
       if (lane->slices.size() <= lane->n_slices) lane->slices.emplace_back();
       SliceJob& j = lane->slices[lane->n_slices++];
       j.hdr = hdr;
-      j.rbsp.assign(rbsp.begin(), rbsp.end());
+      j.rbsp.swap(rbsp);  // (this NAL unit's; the job's old buffer serves the next one)
       j.data_offset = offset;
-      j.substreams = substreams;
+      j.substreams.swap(substreams);
       j.slice_idx = in.slice_idx;
       j.slice_addr_rs = indep_slice_addr;
       j.col_pic = col_pic;
