@@ -92,6 +92,17 @@ struct Lane {
   JobThread thread;
 };
 
+// Lets `in` decode its WPP rows on `n` threads when it has several substreams: `workers`
+// (made or remade for n) and `row_recons`, kept by the caller from one picture to the next.
+void use_row_threads(SliceDecodeInput& in, int n, std::unique_ptr<Workers>& workers,
+                     std::vector<PictureRecon>& row_recons) {
+  in.threads = n;
+  if (n <= 1 || in.substreams->size() <= 1) return;
+  if (!workers || workers->max_threads() != n) workers = std::make_unique<Workers>(n);
+  in.workers = workers.get();
+  in.row_recons = &row_recons;
+}
+
 }  // namespace
 
 struct Decoder::Impl {
@@ -268,14 +279,7 @@ struct Decoder::Impl {
       in.recon = &l.recon;
       in.substreams = &j.substreams;
       // the threads shared among the lanes (at least 2 each: a lane's rows are its speed)
-      const int row_threads = threads > 1 ? std::max(2, threads / frame_threads) : 1;
-      in.threads = row_threads;
-      if (row_threads > 1 && j.substreams.size() > 1) {
-        if (!l.workers || l.workers->max_threads() != row_threads)
-          l.workers = std::make_unique<Workers>(row_threads);
-        in.workers = l.workers.get();
-        in.row_recons = &l.row_recons;
-      }
+      use_row_threads(in, threads > 1 ? std::max(2, threads / frame_threads) : 1, l.workers, l.row_recons);
       if (!decode_slice_segment(in, j.rbsp.data(), j.rbsp.size(), j.data_offset)) {
         l.pic->parse_failed = true;
         std::lock_guard<std::mutex> lock(parse_failed_mutex);
@@ -618,12 +622,7 @@ struct Decoder::Impl {
       return true;
     }
     in.substreams = &substreams;
-    in.threads = threads;
-    if (threads > 1 && substreams.size() > 1) {
-      if (!workers || workers->max_threads() != threads) workers = std::make_unique<Workers>(threads);
-      in.workers = workers.get();
-      in.row_recons = &row_recons;
-    }
+    use_row_threads(in, threads, workers, row_recons);
     if (!decode_slice_segment(in, rbsp.data(), rbsp.size(), offset)) {
       err = "slice data could not be decoded";
       return false;
