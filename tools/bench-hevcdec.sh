@@ -16,11 +16,17 @@
 # GStreamer decoder (nvidia-smi's largest sample of the gst-launch-1.0 process) next to a
 # process holding only a CUDA context (videotestsrc ! cudaupload), and bench-hevc's count of
 # what the reconstructor leaves allocated (cudaMemGetInfo) with its pictures.
+# REPEAT=N (default 8) also times every GStreamer row on the stream repeated N times (one
+# file, the coded video sequences one after another) and adds a "steady" column:
+# (N - 1) x frames / (t(N) - t(1)), the rate once running, free of what a run pays once
+# (process start, CUDA context, allocations, the first pictures); the engine rows decode the
+# repeated stream too (REPEAT=1: the single stream only, no steady column).
 set -u
 build=${1:?usage: tools/bench-hevcdec.sh BUILDDIR STREAM.hevc...}
 shift
 runs=${RUNS:-3}
 ft=${FRAME_THREADS:-4}
+repeat=${REPEAT:-8}
 export GST_PLUGIN_PATH="$build/gst${GST_PLUGIN_PATH:+:$GST_PLUGIN_PATH}"
 median() { sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
 
@@ -35,24 +41,41 @@ gst_seconds() {  # $1 stream, $2 decoder with properties, $3 caps after it (or "
 for stream in "$@"; do
   frames=$("$build/tools/bench-hevc" "$stream" 1 | sed -n 's/^frames=\([0-9]*\).*/\1/p')
   [ -n "$frames" ] || { echo "bench-hevcdec: $stream does not decode" >&2; continue; }
-  echo "== $(basename "$stream"): $frames frames, median of $runs runs; $(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null), $(nproc) CPUs"
-  printf '%-34s %9s %9s\n' decoder seconds fps
+  echo "== $(basename "$stream"): $frames frames (steady: repeated $repeat times), median of $runs runs; $(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null), $(nproc) CPUs"
   tmp=$(mktemp -d)
+  long=$stream
+  if [ "$repeat" -gt 1 ]; then
+    long=$tmp/repeated.hevc
+    for i in $(seq "$repeat"); do cat "$stream"; done > "$long"
+  fi
+  engine() {  # $1 row file, rest: bench-hevc options; seconds per stream, from the repeated one
+    f=$1
+    shift
+    "$build/tools/bench-hevc" "$@" "$long" 1 | sed -n 's/.*median_s=\([0-9.]*\).*/\1/p' |
+      awk -v n="$repeat" '{ print $1 / n }' >> "$tmp/$f"
+  }
+  gst_row() {  # $1 row file, $2 decoder, $3 caps: seconds of one run, and of one on the repeated stream
+    gst_seconds "$stream" "$2" "$3" >> "$tmp/$1"
+    [ "$repeat" -gt 1 ] && gst_seconds "$long" "$2" "$3" >> "$tmp/$1.long"
+  }
   for r in $(seq "$runs"); do
-    [ "${CPU:-1}" = 0 ] ||
-      "$build/tools/bench-hevc" "$stream" 1 | sed -n 's/.*median_s=\([0-9.]*\).*/\1/p' >> "$tmp/engine-cpu"
-    "$build/tools/bench-hevc" --cuda "$stream" 1 | sed -n 's/.*median_s=\([0-9.]*\).*/\1/p' >> "$tmp/engine-cuda"
-    "$build/tools/bench-hevc" --cuda --keep --frame-threads "$ft" "$stream" 1 |
-      sed -n 's/.*median_s=\([0-9.]*\).*/\1/p' >> "$tmp/engine-keep"
-    gst_seconds "$stream" "cudahevcdec backend=cuda" "video/x-raw(memory:CUDAMemory)" >> "$tmp/el-cuda"
-    gst_seconds "$stream" "cudahevcdec backend=cuda" "video/x-raw" >> "$tmp/el-cuda-sys"
-    [ "${CPU:-1}" = 0 ] || gst_seconds "$stream" "cudahevcdec backend=cpu" >> "$tmp/el-cpu"
-    gst_seconds "$stream" "nvh265dec" "video/x-raw(memory:CUDAMemory)" >> "$tmp/nvdec"
-    gst_seconds "$stream" "libde265dec max-threads=16" >> "$tmp/de265"
+    [ "${CPU:-1}" = 0 ] || engine engine-cpu
+    engine engine-cuda --cuda
+    engine engine-keep --cuda --keep --frame-threads "$ft"
+    gst_row el-cuda "cudahevcdec backend=cuda" "video/x-raw(memory:CUDAMemory)"
+    gst_row el-cuda-sys "cudahevcdec backend=cuda" "video/x-raw"
+    [ "${CPU:-1}" = 0 ] || gst_row el-cpu "cudahevcdec backend=cpu" ""
+    gst_row nvdec "nvh265dec" "video/x-raw(memory:CUDAMemory)"
+    gst_row de265 "libde265dec max-threads=16" ""
   done
   if [ "${TRANSCODE:-0}" = 1 ]; then
-    gst_seconds "$stream" "cudahevcdec backend=cuda ! cudah264enc" >> "$tmp/tc-ours"
-    gst_seconds "$stream" "nvh265dec ! cudah264enc" >> "$tmp/tc-nvdec"
+    gst_row tc-ours "cudahevcdec backend=cuda ! cudah264enc" ""
+    gst_row tc-nvdec "nvh265dec ! cudah264enc" ""
+  fi
+  if [ "$repeat" -gt 1 ]; then
+    printf '%-34s %9s %9s %12s\n' decoder seconds fps "steady fps"
+  else
+    printf '%-34s %9s %9s\n' decoder seconds fps
   fi
   for row in "engine-cpu:engine, CPU reconstruction" "engine-cuda:engine, GPU reconstruction" \
              "engine-keep:engine, GPU, kept, $ft frame threads" \
@@ -66,11 +89,20 @@ for stream in "$@"; do
     esac
     f=${row%%:*}
     s=$(median < "$tmp/$f")
-    if [ -n "$s" ]; then
-      printf '%-34s %9.3f %9.1f\n' "${row#*:}" "$s" "$(echo "$frames $s" | awk '{ print $1 / $2 }')"
-    else
+    if [ -z "$s" ]; then
       printf '%-34s %9s\n' "${row#*:}" "failed"
+      continue
     fi
+    steady=""
+    if [ -s "$tmp/$f.long" ]; then
+      # the median of each run's steady rate (the runs of a row pair up in order)
+      steady=$(paste "$tmp/$f" "$tmp/$f.long" |
+        awk -v n="$repeat" -v fr="$frames" '$2 > $1 { print (n - 1) * fr / ($2 - $1) }' | median)
+    elif [ "$repeat" -gt 1 ]; then
+      steady=$(echo "$frames $s" | awk '{ print $1 / $2 }')  # an engine row: no start-up in it
+    fi
+    printf '%-34s %9.3f %9.1f %12s\n' "${row#*:}" "$s" "$(echo "$frames $s" | awk '{ print $1 / $2 }')" \
+      "$([ -n "$steady" ] && printf '%.1f' "$steady")"
   done
   rm -rf "$tmp"
   if [ "${MEM:-0}" = 1 ]; then

@@ -1,11 +1,12 @@
 // sampler.cpp: an LD_PRELOAD sampling profiler (SIGPROF, call stacks) for hosts without perf
 //
-//   GVC_PROF_OUT=/tmp/p.txt LD_PRELOAD=BUILD/tools/libgvc-sampler.so gst-launch-1.0 ...
-//   python3 tools/prof/report.py /tmp/p.txt [--lib DIR ...]
+//   GVC_PROF_OUT=/tmp/p LD_PRELOAD=BUILD/tools/libgvc-sampler.so gst-launch-1.0 ...
+//   python3 tools/prof/report.py /tmp/p.PID [--lib DIR ...]
 //
 // The process's CPU-time timer (ITIMER_PROF, GVC_PROF_US microseconds, default 1000) signals
 // whichever thread is using the CPU; the handler stores that thread's name and call stack.
-// At exit every sample is written as one line: thread name, then each frame as module+offset
+// At exit every sample is written to GVC_PROF_OUT.PID (each process its own file: the variable
+// reaches every process started with it, a shell pipeline's too), one line per sample: thread name, then each frame as module+offset
 // (resolved with dladdr), which report.py symbolizes with addr2line against the same files.
 // Only CPU time is sampled: a thread blocked in the kernel is not counted, a spinning one is.
 #include <dlfcn.h>
@@ -13,6 +14,7 @@
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/time.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
@@ -65,9 +67,12 @@ __attribute__((destructor)) void write_samples() {
   itimerval off{};
   setitimer(ITIMER_PROF, &off, nullptr);
   signal(SIGPROF, SIG_IGN);
-  FILE* f = std::fopen(out_path, "w");
-  if (!f) return;
   const size_t n = std::min(taken.load(), kCapacity);
+  if (!n) return;
+  char path[4096];
+  std::snprintf(path, sizeof(path), "%s.%d", out_path, int(getpid()));
+  FILE* f = std::fopen(path, "w");
+  if (!f) return;
   std::fprintf(f, "# samples %zu of %zu, every %s us of CPU time\n", n, taken.load(),
                std::getenv("GVC_PROF_US") ? std::getenv("GVC_PROF_US") : "1000");
   for (size_t i = 0; i < n; ++i) {
