@@ -10,7 +10,7 @@
 #   libde265dec max-threads=16    libde265 on 16 threads
 # and the engine rows are bench-hevc's median (no GStreamer; pictures taken as 16-bit planes,
 # or with --keep copied on the GPU as NV12/P010, with FRAME_THREADS pictures parsed at once,
-# default 4 as cudahevcdec's frame-threads). TRANSCODE=1 adds one run of each
+# default 16 as cudahevcdec's frame-threads). TRANSCODE=1 adds one run of each
 # transcode into fakesink: cudahevcdec ! cudah264enc and nvh265dec ! cudah264enc. CPU=0 leaves
 # out the two CPU-reconstruction rows (the slowest). MEM=1 adds the GPU memory of each
 # GStreamer decoder (nvidia-smi's largest sample of the gst-launch-1.0 process) next to a
@@ -25,7 +25,7 @@ set -u
 build=${1:?usage: tools/bench-hevcdec.sh BUILDDIR STREAM.hevc...}
 shift
 runs=${RUNS:-3}
-ft=${FRAME_THREADS:-4}
+ft=${FRAME_THREADS:-16}
 repeat=${REPEAT:-8}
 export GST_PLUGIN_PATH="$build/gst${GST_PLUGIN_PATH:+:$GST_PLUGIN_PATH}"
 median() { sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }

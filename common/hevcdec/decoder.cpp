@@ -714,7 +714,7 @@ void Decoder::set_threads(int n) {
 void Decoder::set_frame_threads(int n) {
   impl_->finish_picture();
   impl_->drain_stage();
-  impl_->frame_threads = std::clamp(n, 1, 16);
+  impl_->frame_threads = std::clamp(n, 1, 32);
   impl_->lanes.clear();  // idle: made again as needed
   impl_->next_lane = 0;
 }

@@ -68,7 +68,7 @@ class Decoder {
   // Threads that may decode the CTB rows of a WPP slice segment at once (default: the
   // machine's, at most 16; 1: one row after the other). Same pictures either way.
   void set_threads(int n);
-  // Pictures that may be parsed at once (default 1, at most 16), each on a thread of its own
+  // Pictures that may be parsed at once (default 1, at most 32), each on a thread of its own
   // (its WPP rows on set_threads() / n threads, at least 2), a CTB row waiting only for that
   // row of its collocated picture's motion field. Used while the reconstructor keeps its
   // pictures (Reconstructor::keeps_pictures; otherwise one picture at a time). Same pictures

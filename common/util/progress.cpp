@@ -61,7 +61,7 @@ void Progress::advance(int v) {
   }
 }
 
-void Progress::wait_for(int v) {
+void Progress::wait_for(int v) const {
   for (int i = 0; i < kSpins; i++) {
     if (value_.load(std::memory_order_acquire) >= v) return;
     cpu_relax();
@@ -78,7 +78,7 @@ void Progress::wait_for(int v) {
     sleepers_.fetch_add(1, std::memory_order_seq_cst);
     // Sleeps only while the count is still `seen` (the kernel checks it atomically).
     if (value_.load(std::memory_order_seq_cst) == seen)
-      syscall(SYS_futex, reinterpret_cast<int*>(&value_), FUTEX_WAIT_PRIVATE, seen, nullptr, nullptr, 0);
+      syscall(SYS_futex, reinterpret_cast<const int*>(&value_), FUTEX_WAIT_PRIVATE, seen, nullptr, nullptr, 0);
     sleepers_.fetch_sub(1, std::memory_order_relaxed);
 #else
     std::this_thread::yield();

@@ -19,11 +19,11 @@ class Progress {
   // of a wavefront completing nearly in order); wakes the sleepers when it grew.
   void advance(int v);
   // Returns once the count is at least v.
-  void wait_for(int v);
+  void wait_for(int v) const;
 
  private:
   std::atomic<int> value_{0};
-  std::atomic<int> sleepers_{0};
+  mutable std::atomic<int> sleepers_{0};  // waiting is not a change of the count
 };
 
 }  // namespace gvc

@@ -78,7 +78,7 @@ enum {
 
 #define DEFAULT_BACKEND GVC_BACKEND_AUTO
 #define DEFAULT_CUDA_DEVICE_ID -1
-#define DEFAULT_FRAME_THREADS 8
+#define DEFAULT_FRAME_THREADS 16
 
 static GstStaticPadTemplate sink_template = GST_STATIC_PAD_TEMPLATE ("sink",
     GST_PAD_SINK, GST_PAD_ALWAYS,
@@ -1095,7 +1095,7 @@ gvc_cuda_hevc_dec_class_init (GvcCudaHevcDecClass * klass)
       g_param_spec_uint ("frame-threads", "Frame threads",
           "Pictures parsed at once while the GPU keeps them (output on the GPU); "
           "each adds a frame of latency (1: one picture at a time)",
-          1, 16, DEFAULT_FRAME_THREADS,
+          1, 32, DEFAULT_FRAME_THREADS,
           (GParamFlags) (G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
               GST_PARAM_MUTABLE_READY)));
 
