@@ -219,6 +219,13 @@ class CudaH264Reconstructor final : public h264::FrameReconstructor {
     return core_.finish();
   }
 
+  // The reference is kept on the device, where the motion search reads it behind the loop
+  // filter on the same stream; decide()'s preparation completes the host copies.
+  Status finish_for_analysis() override {
+    GVC_TRY(state_->enter());
+    return core_.finish_on_device();
+  }
+
   Status run(const h264::ReconJob& job) override {
     GVC_TRY(state_->enter());
     return core_.run(job, state_->stream.get());

@@ -313,6 +313,11 @@ __global__ void load_source_plane(const uint8_t* in, int in_stride, int step, in
 
 Status H264ReconCore::load_device_source(const h264::FrameIn& in, int width, int height, h264::Picture& src,
                                          cudaStream_t s, PlaneView out[3]) {
+  // On a stream of its own, so that neither the copy nor the wait for its host copy queue
+  // behind the last frame's loop filter on `s` (which does not read the source: the last
+  // run()'s kernels that did were done when it returned); `s` then waits for the copy.
+  GVC_TRY(src_stream_.create());
+  const cudaStream_t own = src_stream_.get();
   size_t total = 0;
   for (int p = 0; p < 3; p++) total += src.plane[p].size();
   GVC_TRY(src_staging_.reserve(total));
@@ -325,18 +330,19 @@ Status H264ReconCore::load_device_source(const h264::FrameIn& in, int width, int
     if (!plane) return Status::error("device frame without plane " + std::to_string(p));
     GVC_TRY(src_[p].reserve(src.plane[p].size()));
     const dim3 grid(unsigned((src.width(p) + 127) / 128), unsigned(src.height(p)));
-    load_source_plane<<<grid, 128, 0, s>>>(plane, stride, in.nv12 && p ? 2 : 1, w, h, src_[p].get<uint8_t>(),
+    load_source_plane<<<grid, 128, 0, own>>>(plane, stride, in.nv12 && p ? 2 : 1, w, h, src_[p].get<uint8_t>(),
                                           src.stride[p], src.width(p));
     GVC_CUDA_TRY(cudaGetLastError());
     GVC_CUDA_TRY(cudaMemcpyAsync(src_staging_.get<uint8_t>() + offset, src_[p].get(), src.plane[p].size(),
-                                 cudaMemcpyDeviceToHost, s));
+                                 cudaMemcpyDeviceToHost, own));
     out[p] = {src_[p].get<uint8_t>(), src.stride[p], src.width(p), src.height(p), MemoryLocation::Device};
     copies.push_back({src.plane[p].data(), src_[p].get(), src.plane[p].size(), offset});
     offset += src.plane[p].size();
   }
   // the decision reads the host copy
-  GVC_TRY(synced_.record(s));
-  GVC_TRY(synced_.synchronize("source download"));
+  GVC_TRY(src_ready_.record(own));
+  GVC_TRY(src_ready_.wait_on(s));
+  GVC_TRY(src_ready_.synchronize("source download"));
   copy_from_staging(src_staging_.get<uint8_t>(), copies);
   return {};
 }
@@ -444,6 +450,9 @@ Status H264ReconCore::prepare_decision(const h264::DecideJob& job, cudaStream_t 
     GVC_CUDA_TRY(cudaMemcpyAsync(satd_host_.get(), satd_.get(), satd_bytes, cudaMemcpyDeviceToHost, s));
   }
   GVC_TRY(synced_.record(s));
+  // the wavefront reads the last reconstruction on the host: its copies out of staging while
+  // the kernels above run
+  GVC_TRY(finish());
   GVC_TRY(synced_.synchronize("decision preparation"));
   if (me_down) GVC_TRY(me_on_host_.synchronize("motion search results"));
   *intra = intra_prep_host_.get<h264::MbIntraPrep>();
@@ -581,13 +590,22 @@ Status H264ReconCore::run(const h264::ReconJob& job, cudaStream_t s) {
     for (int p = 0; p < 4; p++) stage(job.rec_luma->data(p), e->luma[p].get(), size_t(v.w) * size_t(v.h));
   }
   GVC_TRY(staging_.reserve(staged));
+  // The downloads on a stream of their own, so that the next frame's analysis on `s` (which
+  // reads the reference on the device) runs beside them rather than behind them.
+  GVC_TRY(aux_.create());
+  GVC_CUDA_TRY(cudaStreamWaitEvent(aux_.get(), marks_[6], 0));
   for (const StagedCopy& c : copies)
-    GVC_CUDA_TRY(cudaMemcpyAsync(staging_.get<uint8_t>() + c.offset, c.src, c.bytes, cudaMemcpyDeviceToHost, s));
-  GVC_CUDA_TRY(cudaEventRecord(marks_[7], s));
+    GVC_CUDA_TRY(cudaMemcpyAsync(staging_.get<uint8_t>() + c.offset, c.src, c.bytes, cudaMemcpyDeviceToHost, aux_.get()));
+  GVC_CUDA_TRY(cudaEventRecord(marks_[7], aux_.get()));
   pending_ = std::move(copies);  // only once every copy is under way
+  pending_on_device_ = job.rec_luma != nullptr;  // the reference is kept there (keep_reconstruction)
   GVC_TRY(wait_event(marks_[4], "reconstruction levels"));
   copy_host_parallel(job.mbs, levels_staging_.get(), mb_bytes);
   return {};
+}
+
+Status H264ReconCore::finish_on_device() {
+  return pending_.empty() || pending_on_device_ ? Status() : finish();
 }
 
 Status H264ReconCore::finish() {

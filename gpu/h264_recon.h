@@ -42,6 +42,11 @@ class H264ReconCore {
   // and fills those destinations, which must stay where they were. No-op when nothing is
   // pending.
   Status finish();
+  // What work on stream `s` needs of the last run(): its reconstruction kept on the device as
+  // a reference (reference_luma()) follows on `s` by itself, so this waits only when run()
+  // kept none (finish()). The host copies may still be on their way: prepare_decision()
+  // completes them (finish()) before its wait.
+  Status finish_on_device();
   // The last finished run()'s uploads, kernels and downloads, timed with events on its stream.
   h264::FrameReconstructor::RunTimes last_run_times() const { return times_; }
   ~H264ReconCore();
@@ -96,11 +101,14 @@ class H264ReconCore {
   PinnedBuffer intra_prep_host_, satd_host_, me_staging_, src_staging_;
   PinnedBuffer levels_staging_, staging_;  // run()'s downloads: the macroblocks, the rest
   std::vector<StagedCopy> pending_;         // what finish() copies out of staging_
+  bool pending_on_device_ = false;          // the pending run() kept its reconstruction
   // run(): start, uploads, inter, intra, macroblocks down, loop filter, reference planes,
-  // downloads done
+  // downloads done (on aux_)
   cudaEvent_t marks_[8] = {};
   Event synced_;  // the waits for the decision's source and preparation
-  Stream aux_;     // the motion search's results going down beside the preparation
+  Stream aux_;     // the reconstruction's downloads, the motion search's results after them
+  Stream src_stream_;  // load_device_source's copy and download
+  Event src_ready_;
   Event me_ready_, me_on_host_;
   h264::FrameReconstructor::RunTimes times_;
   PinnedBuffer decisions_host_;  // the job's decisions, packed (kDecisionBytes each)

@@ -254,10 +254,10 @@ Status Encoder::encode(const FrameIn& in, bool force_idr, EncodedFrame& out) {
     if (!st.ok()) return Status::error(std::string("source upload failed: ") + st.message());
   }
   {
-    // The last frame's reconstruction, which the analysis and decision read as a reference.
-    Status st = recon_->finish();
+    // The last frame's reconstruction, which the analysis reads as a reference (on a device,
+    // behind its loop filter) and the decision on the host (decide() completes it).
+    Status st = recon_->finish_for_analysis();
     if (!st.ok()) return Status::error(std::string("reconstruction failed: ") + st.message());
-    cur.times.recon_parts = recon_->last_run_times();
     cur.times.wait = ms_since(clock);
     cur.times.cpu.wait = cpu_ms_since(cpu, cpu_times_);
   }
@@ -351,6 +351,7 @@ Status Encoder::encode(const FrameIn& in, bool force_idr, EncodedFrame& out) {
     Status st = recon_->decide(dj);
     if (!st.ok()) return Status::error(std::string("mode decision failed: ") + st.message());
   }
+  cur.times.recon_parts = recon_->last_run_times();  // the last frame's, complete by now
   cur.times.decision = ms_since(clock);
   cur.times.cpu.decision = cpu_ms_since(cpu, cpu_times_);
   cur.times.decision_prep = recon_->last_prepare_ms();

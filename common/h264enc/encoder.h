@@ -32,8 +32,9 @@ struct FrameStats {
 
 // Wall-clock milliseconds of the stages of one encode() call.
 struct StageTimes {
-  double wait = 0;       // the source's copy and upload (host input), then the last frame's
-                         // reconstruction still on its way (finish())
+  double wait = 0;       // the source's copy and upload (host input), then what the analysis
+                         // needs of the last frame's reconstruction (finish_for_analysis(): on
+                         // the GPU, nothing; its host copies are waited for in the decision)
   double analysis = 0;   // the source's upload, intra pruning and motion search (the backend's)
   double analysis_upload = 0;  // of which the source's upload (device input)
   double decision = 0;   // decide_mb over the frame (CPU), with its preparation

@@ -114,6 +114,7 @@ class FrameReconstructor {
     return nullptr;
   }
   // Decides every macroblock (decide_mb.h: decide_mb, then finish_mb_syntax) into job.mbs.
+  // Completes the last run() first where it reads what that run() writes later (finish()).
   virtual Status decide(const DecideJob& job) = 0;
   // Milliseconds of the last decide() spent preparing before the wavefront (0 if none).
   virtual double last_prepare_ms() const { return 0; }
@@ -130,6 +131,10 @@ class FrameReconstructor {
   virtual Status run(const ReconJob& job) = 0;
   // Completes the last run() (nothing to do for the CPU's).
   virtual Status finish() { return Status(); }
+  // Completes the last run() as far as the analysis needs it: the backend's own motion search
+  // may then read the new reference where reference_luma() gives it (on a device, work queued
+  // after it); its host copies may still be on their way until decide() or finish().
+  virtual Status finish_for_analysis() { return finish(); }
 };
 
 std::unique_ptr<FrameReconstructor> make_cpu_reconstructor();
