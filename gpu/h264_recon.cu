@@ -287,7 +287,7 @@ H264ReconCore::RefEntry* H264ReconCore::held_entry(uint64_t id) {
 Status H264ReconCore::upload_source(const h264::Picture& src, cudaStream_t s, PlaneView out[3]) {
   // Through pinned memory (src_staging_, this function's alone: its last copies were waited
   // for in the last frame's analysis). The copies queue behind the last frame's loop filter
-  // and downloads, which do not read the source.
+  // and half-pel planes, which do not read the source (its downloads are on aux_).
   size_t total = 0;
   for (int p = 0; p < 3; p++) total += src.plane[p].size();
   GVC_TRY(src_staging_.reserve(total));
@@ -340,8 +340,8 @@ Status H264ReconCore::load_device_source(const h264::FrameIn& in, int width, int
     offset += src.plane[p].size();
   }
   // the decision reads the host copy
+  // (waited for here, so the work queued on `s` after this call follows the copy)
   GVC_TRY(src_ready_.record(own));
-  GVC_TRY(src_ready_.wait_on(s));
   GVC_TRY(src_ready_.synchronize("source download"));
   copy_from_staging(src_staging_.get<uint8_t>(), copies);
   return {};

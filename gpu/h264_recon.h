@@ -42,12 +42,13 @@ class H264ReconCore {
   // and fills those destinations, which must stay where they were. No-op when nothing is
   // pending.
   Status finish();
-  // What work on stream `s` needs of the last run(): its reconstruction kept on the device as
-  // a reference (reference_luma()) follows on `s` by itself, so this waits only when run()
-  // kept none (finish()). The host copies may still be on their way: prepare_decision()
+  // What work queued after it on run()'s stream needs of the last run(): the reconstruction
+  // kept on the device as a reference (reference_luma()) is made on that stream before it, so
+  // this waits only when run() kept none (then finish()). The host copies may still be on their way: prepare_decision()
   // completes them (finish()) before its wait.
   Status finish_on_device();
-  // The last finished run()'s uploads, kernels and downloads, timed with events on its stream.
+  // The last finished run()'s uploads, kernels and downloads, timed with events on its stream
+  // (the downloads' on aux_).
   h264::FrameReconstructor::RunTimes last_run_times() const { return times_; }
   ~H264ReconCore();
 

@@ -19,14 +19,17 @@
 # REPEAT=N (default 8) also times every GStreamer row on the stream repeated N times (one
 # file, the coded video sequences one after another) and adds a "steady" column:
 # (N - 1) x frames / (t(N) - t(1)), the rate once running, free of what a run pays once
-# (process start, CUDA context, allocations, the first pictures); the engine rows decode the
-# repeated stream too (REPEAT=1: the single stream only, no steady column).
+# (process start, CUDA context, allocations, the first pictures), the engine rows' likewise
+# from their frame counts (REPEAT=1: the single stream only, no steady column). The repeated
+# stream is taken to give REPEAT times the frames (a stream that opens with an IDR picture: a
+# CRA's RASL pictures are dropped only at the start of the file).
 set -u
 build=${1:?usage: tools/bench-hevcdec.sh BUILDDIR STREAM.hevc...}
 shift
 runs=${RUNS:-3}
 ft=${FRAME_THREADS:-16}
 repeat=${REPEAT:-8}
+[ "$repeat" -ge 1 ] 2>/dev/null || { echo "bench-hevcdec: REPEAT must be a whole number >= 1" >&2; exit 1; }
 export GST_PLUGIN_PATH="$build/gst${GST_PLUGIN_PATH:+:$GST_PLUGIN_PATH}"
 median() { sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
 
@@ -41,22 +44,29 @@ gst_seconds() {  # $1 stream, $2 decoder with properties, $3 caps after it (or "
 for stream in "$@"; do
   frames=$("$build/tools/bench-hevc" "$stream" 1 | sed -n 's/^frames=\([0-9]*\).*/\1/p')
   [ -n "$frames" ] || { echo "bench-hevcdec: $stream does not decode" >&2; continue; }
-  echo "== $(basename "$stream"): $frames frames (steady: repeated $repeat times), median of $runs runs; $(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null), $(nproc) CPUs"
+  echo "== $(basename "$stream"): $frames frames$([ "$repeat" -gt 1 ] && echo " (steady: repeated $repeat times)"), median of $runs runs; $(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null), $(nproc) CPUs"
   tmp=$(mktemp -d)
   long=$stream
   if [ "$repeat" -gt 1 ]; then
     long=$tmp/repeated.hevc
     for i in $(seq "$repeat"); do cat "$stream"; done > "$long"
   fi
-  engine() {  # $1 row file, rest: bench-hevc options; seconds per stream, from the repeated one
+  # Each run is one line of its row's file: seconds on the stream, then (REPEAT > 1) seconds
+  # and frames on the repeated one; "x" where a run failed (the line is then left out).
+  engine() {  # $1 row file, rest: bench-hevc options
     f=$1
     shift
-    "$build/tools/bench-hevc" "$@" "$long" 1 | sed -n 's/.*median_s=\([0-9.]*\).*/\1/p' |
-      awk -v n="$repeat" '{ print $1 / n }' >> "$tmp/$f"
+    one=$("$build/tools/bench-hevc" "$@" "$stream" 1 | sed -n 's/.*median_s=\([0-9.]*\).*/\1/p')
+    many="x x"
+    [ "$repeat" -gt 1 ] && many=$("$build/tools/bench-hevc" "$@" "$long" 1 |
+      sed -n 's/^frames=\([0-9]*\) median_s=\([0-9.]*\).*/\2 \1/p')
+    echo "${one:-x} ${many:-x x}" >> "$tmp/$f"
   }
-  gst_row() {  # $1 row file, $2 decoder, $3 caps: seconds of one run, and of one on the repeated stream
-    gst_seconds "$stream" "$2" "$3" >> "$tmp/$1"
-    [ "$repeat" -gt 1 ] && gst_seconds "$long" "$2" "$3" >> "$tmp/$1.long"
+  gst_row() {  # $1 row file, $2 decoder, $3 caps
+    one=$(gst_seconds "$stream" "$2" "$3")
+    many=x
+    [ "$repeat" -gt 1 ] && many=$(gst_seconds "$long" "$2" "$3")
+    echo "${one:-x} ${many:-x} $((repeat * frames))" >> "$tmp/$1"
   }
   for r in $(seq "$runs"); do
     [ "${CPU:-1}" = 0 ] || engine engine-cpu
@@ -88,19 +98,13 @@ for stream in "$@"; do
       *-cpu:*) [ "${CPU:-1}" = 0 ] && continue ;;
     esac
     f=${row%%:*}
-    s=$(median < "$tmp/$f")
+    s=$(awk '$1 != "x" { print $1 }' "$tmp/$f" | median)
     if [ -z "$s" ]; then
       printf '%-34s %9s\n' "${row#*:}" "failed"
       continue
     fi
-    steady=""
-    if [ -s "$tmp/$f.long" ]; then
-      # the median of each run's steady rate (the runs of a row pair up in order)
-      steady=$(paste "$tmp/$f" "$tmp/$f.long" |
-        awk -v n="$repeat" -v fr="$frames" '$2 > $1 { print (n - 1) * fr / ($2 - $1) }' | median)
-    elif [ "$repeat" -gt 1 ]; then
-      steady=$(echo "$frames $s" | awk '{ print $1 / $2 }')  # an engine row: no start-up in it
-    fi
+    # the median of the runs' steady rates
+    steady=$(awk -v fr="$frames" '$1 != "x" && $2 != "x" && $2 > $1 { print ($3 - fr) / ($2 - $1) }' "$tmp/$f" | median)
     printf '%-34s %9.3f %9.1f %12s\n' "${row#*:}" "$s" "$(echo "$frames $s" | awk '{ print $1 / $2 }')" \
       "$([ -n "$steady" ] && printf '%.1f' "$steady")"
   done

@@ -38,11 +38,12 @@ struct StageTimes {
   double analysis = 0;   // the source's upload, intra pruning and motion search (the backend's)
   double analysis_upload = 0;  // of which the source's upload (device input)
   double decision = 0;   // decide_mb over the frame (CPU), with its preparation
-  double decision_prep = 0;  // of which the preparation before the wavefront (the GPU's)
+  double decision_prep = 0;  // of which the preparation before the wavefront (the GPU's, and
+                             // the last reconstruction's host copies completed meanwhile)
   double recon = 0;      // the reconstructor: residual coding, reconstruction, loop filter,
                          // the new reference's half-pel planes
   // The last frame's reconstruction by part, where the reconstructor measures them (complete
-  // only once this frame starts).
+  // once this frame's decide() has completed it).
   FrameReconstructor::RunTimes recon_parts;
   double entropy = 0;    // CAVLC of the slices (CPU, all cores; pipelined: behind the next frame)
   double reference = 0;  // the sliding window's update

@@ -34,7 +34,7 @@ def symbolize(frames, modules):
     names = {}
     for mod, offs in by_module.items():
         offs = sorted(offs)
-        out = subprocess.run(['addr2line', '-f', '-C', '-e', modules[mod]] + offs,
+        out = subprocess.run(['addr2line', '-f', '-C', '-e', modules[mod]], input='\n'.join(offs) + '\n',
                              capture_output=True, text=True).stdout.splitlines()
         for i, off in enumerate(offs):
             fn = out[2 * i] if 2 * i < len(out) else '??'
@@ -59,7 +59,7 @@ def main():
     with open(a.samples) as f:
         header = f.readline().strip()
         for line in f:
-            thread, _, rest = line.rstrip('\n').partition(';')
+            thread, rest = line[:15].rstrip(), line[16:].rstrip('\n')  # the name: 15 characters, then ';'
             rows.append((thread, rest.split()))
     modules = find_modules(a.lib)
     names = symbolize({fr for _, st in rows for fr in st}, modules)

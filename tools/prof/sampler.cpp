@@ -3,8 +3,11 @@
 //   GVC_PROF_OUT=/tmp/p LD_PRELOAD=BUILD/tools/libgvc-sampler.so gst-launch-1.0 ...
 //   python3 tools/prof/report.py /tmp/p.PID [--lib DIR ...]
 //
-// The process's CPU-time timer (ITIMER_PROF, GVC_PROF_US microseconds, default 1000) signals
-// whichever thread is using the CPU; the handler stores that thread's name and call stack.
+// A timer on the process's CPU time (timer_create on CLOCK_PROCESS_CPUTIME_ID, GVC_PROF_US
+// microseconds, default 1000; unlike ITIMER_PROF it does not outlive an exec, whose program
+// would die of the signal) signals whichever thread is using the CPU; the handler stores that
+// thread's name and call stack. backtrace() in a signal handler relies on the lock-free
+// unwinder lookup of glibc >= 2.35 with libgcc >= 12 (Debian bookworm has both).
 // At exit every sample is written to GVC_PROF_OUT.PID (each process its own file: the variable
 // reaches every process started with it, a shell pipeline's too), one line per sample: thread name, then each frame as module+offset
 // (resolved with dladdr), which report.py symbolizes with addr2line against the same files.
@@ -12,6 +15,7 @@
 #include <dlfcn.h>
 #include <execinfo.h>
 #include <signal.h>
+#include <time.h>
 #include <sys/prctl.h>
 #include <sys/time.h>
 #include <unistd.h>
@@ -37,6 +41,8 @@ struct Sample {
 Sample* samples = nullptr;
 std::atomic<size_t> taken{0};
 const char* out_path = nullptr;
+pid_t owner = 0;  // a child forked without exec inherits the samples: only this process writes
+timer_t timer{};
 
 void on_sigprof(int, siginfo_t*, void*) {
   const int saved_errno = errno;
@@ -49,10 +55,10 @@ void on_sigprof(int, siginfo_t*, void*) {
   errno = saved_errno;
 }
 
-void write_frame(FILE* f, void* pc) {
+void write_frame(FILE* f, void* pc, bool return_address) {
   Dl_info info;
   // a return address: the call is the byte before it
-  void* at = static_cast<char*>(pc) - 1;
+  void* at = static_cast<char*>(pc) - (return_address ? 1 : 0);
   if (dladdr(at, &info) && info.dli_fname) {
     const char* name = std::strrchr(info.dli_fname, '/');
     std::fprintf(f, " %s+0x%lx", name ? name + 1 : info.dli_fname,
@@ -63,9 +69,8 @@ void write_frame(FILE* f, void* pc) {
 }
 
 __attribute__((destructor)) void write_samples() {
-  if (!samples) return;
-  itimerval off{};
-  setitimer(ITIMER_PROF, &off, nullptr);
+  if (!samples || getpid() != owner) return;
+  timer_delete(timer);
   signal(SIGPROF, SIG_IGN);
   const size_t n = std::min(taken.load(), kCapacity);
   if (!n) return;
@@ -77,9 +82,10 @@ __attribute__((destructor)) void write_samples() {
                std::getenv("GVC_PROF_US") ? std::getenv("GVC_PROF_US") : "1000");
   for (size_t i = 0; i < n; ++i) {
     const Sample& s = samples[i];
-    std::fprintf(f, "%.16s;", s.thread);
-    // frames 0-1 are this handler and the signal trampoline
-    for (int d = 2; d < s.depth; ++d) write_frame(f, s.pc[d]);
+    std::fprintf(f, "%-15.15s;", s.thread);  // padded: a name may hold a ;
+    // frames 0-1 are this handler and the signal trampoline; frame 2 is the interrupted
+    // instruction itself, the others return addresses
+    for (int d = 2; d < s.depth; ++d) write_frame(f, s.pc[d], d > 2);
     std::fputc('\n', f);
   }
   std::fclose(f);
@@ -97,12 +103,18 @@ __attribute__((constructor)) void start_sampling() {
   sa.sa_flags = SA_SIGINFO | SA_RESTART;
   sigemptyset(&sa.sa_mask);
   sigaction(SIGPROF, &sa, nullptr);
+  owner = getpid();
   const char* us = std::getenv("GVC_PROF_US");
   const long period = us ? std::max(100L, std::atol(us)) : 1000L;
-  itimerval t{};
-  t.it_interval.tv_usec = period;
-  t.it_value.tv_usec = period;
-  setitimer(ITIMER_PROF, &t, nullptr);
+  sigevent ev{};
+  ev.sigev_notify = SIGEV_SIGNAL;
+  ev.sigev_signo = SIGPROF;
+  if (timer_create(CLOCK_PROCESS_CPUTIME_ID, &ev, &timer) != 0) return;
+  itimerspec t{};
+  t.it_interval.tv_sec = period / 1000000;
+  t.it_interval.tv_nsec = period % 1000000 * 1000;
+  t.it_value = t.it_interval;
+  timer_settime(timer, 0, &t, nullptr);
 }
 
 }  // namespace
