@@ -239,40 +239,40 @@ Status bad_block(size_t i, const HevcIntraBlock& blk, const char* why) {
 
 }  // namespace
 
-Status HevcIntraCore::run(const std::vector<HevcIntraBlock>& blocks, const std::vector<HevcTu>& tus,
-                          const int16_t* residuals, const HevcPlane planes[3], int bit_depth_luma,
-                          int bit_depth_chroma, bool strong_intra_smoothing, int log2_ctb_size,
-                          cudaStream_t s) {
+Status HevcIntraCore::pack(const std::vector<HevcIntraBlock>& blocks, const std::vector<HevcTu>& tus,
+                           const int plane_w[3], const int plane_h[3], int log2_ctb_size, Packed& pk) {
   if (log2_ctb_size < 3 || log2_ctb_size > 6) return Status::error("HEVC intra: log2 CTB size must be 3..6");
-  if (bit_depth_luma < 8 || bit_depth_luma > 12 || bit_depth_chroma < 8 || bit_depth_chroma > 12)
-    return Status::error("HEVC intra: bit depths must be 8..12");
+  pk.blocks.clear();
+  pk.deps.clear();
   if (blocks.empty()) return {};
   if (blocks.size() >= (size_t(1) << 31)) return Status::error("HEVC intra: too many blocks");
   int uw[3], uh[3];
   for (int c = 0; c < 3; ++c) {
-    const HevcPlane& p = planes[c];
-    if (!p.data || p.width <= 0 || p.height <= 0 || p.width > 65535 || p.height > 65535 || p.stride < p.width)
+    if (plane_w[c] <= 0 || plane_h[c] <= 0 || plane_w[c] > 65535 || plane_h[c] > 65535)
       return Status::error("HEVC intra: plane " + std::to_string(c) + " is missing or malformed");
+    pk.plane_w[c] = plane_w[c];
+    pk.plane_h[c] = plane_h[c];
     const int u = c ? 2 : 4;
-    uw[c] = (p.width + u - 1) / u;
-    uh[c] = (p.height + u - 1) / u;
-    if (owner_w_[c] != uw[c] || owner_h_[c] != uh[c]) {
-      owner_[c].assign(size_t(uw[c]) * uh[c], -1);
-      owner_w_[c] = uw[c];
-      owner_h_[c] = uh[c];
+    uw[c] = (plane_w[c] + u - 1) / u;
+    uh[c] = (plane_h[c] + u - 1) / u;
+    if (pk.owner_w[c] != uw[c] || pk.owner_h[c] != uh[c]) {
+      pk.owner[c].assign(size_t(uw[c]) * uh[c], -1);
+      pk.owner_w[c] = uw[c];
+      pk.owner_h[c] = uh[c];
     }
   }
 
   // Dependencies: the distinct earlier intra blocks that own an available reference unit.
-  packed_.resize(blocks.size());
-  deps_.clear();
+  std::vector<PackedBlock>& packed = pk.blocks;
+  std::vector<uint32_t>& deps = pk.deps;
+  packed.resize(blocks.size());
   for (size_t i = 0; i < blocks.size(); ++i) {
     const HevcIntraBlock& blk = blocks[i];
     if (blk.c_idx > 2) return bad_block(i, blk, "c_idx must be 0..2");
     if (blk.log2_size < 2 || blk.log2_size > (blk.c_idx ? 4 : 5)) return bad_block(i, blk, "size out of range");
     if (blk.mode > 34) return bad_block(i, blk, "predModeIntra above 34");
     const int c = blk.c_idx, u = c ? 2 : 4, n = 1 << blk.log2_size, units = 2 * n / u;
-    if (blk.x % u || blk.y % u || blk.x >= planes[c].width || blk.y >= planes[c].height)
+    if (blk.x % u || blk.y % u || blk.x >= plane_w[c] || blk.y >= plane_h[c])
       return bad_block(i, blk, "position outside its plane or off the unit grid");
     if (blk.avail >> (2 * units + 1)) return bad_block(i, blk, "availability bits beyond 4N+1 samples");
     int32_t res = -1;
@@ -283,8 +283,8 @@ Status HevcIntraCore::run(const std::vector<HevcIntraBlock>& blocks, const std::
         return bad_block(i, blk, "its TU covers another block");
       res = int32_t(tu.coeff_offset);
     }
-    const uint32_t dep_begin = uint32_t(deps_.size());
-    std::vector<int32_t>& own = owner_[c];
+    const uint32_t dep_begin = uint32_t(deps.size());
+    std::vector<int32_t>& own = pk.owner[c];
     const int ux = blk.x / u, uy = blk.y / u;
     int32_t last_dep = -1;  // the owner last found valid: neighbouring units mostly share one
     for (int k = 0; k <= 2 * units; ++k) {
@@ -310,14 +310,14 @@ Status HevcIntraCore::run(const std::vector<HevcIntraBlock>& blocks, const std::
       const int on = (1 << ob.log2_size) / u, ox = ob.x / u, oy = ob.y / u;
       if (ob.c_idx != c || x < ox || x >= ox + on || y < oy || y >= oy + on) continue;
       last_dep = o;
-      if (std::find(deps_.begin() + dep_begin, deps_.end(), uint32_t(o)) == deps_.end()) deps_.push_back(uint32_t(o));
+      if (std::find(deps.begin() + dep_begin, deps.end(), uint32_t(o)) == deps.end()) deps.push_back(uint32_t(o));
     }
     for (int y = uy; y < std::min(uy + n / u, uh[c]); ++y)
       for (int x = ux; x < std::min(ux + n / u, uw[c]); ++x) own[size_t(y) * uw[c] + x] = int32_t(i);
-    PackedBlock& p = packed_[i];
+    PackedBlock& p = packed[i];
     p.avail = blk.avail;
     p.dep_begin = dep_begin;
-    p.dep_end = uint32_t(deps_.size());
+    p.dep_end = uint32_t(deps.size());
     p.residual = res;
     p.x = blk.x;
     p.y = blk.y;
@@ -326,48 +326,82 @@ Status HevcIntraCore::run(const std::vector<HevcIntraBlock>& blocks, const std::
     p.mode = blk.mode;
     p.pad = 0;
   }
+  return order_by_wavefront(blocks, log2_ctb_size, pk);
+}
 
-  GVC_TRY(order_by_wavefront(blocks, log2_ctb_size));
-
+Status HevcIntraCore::launch(const Packed& p, const PackedBlock* blocks, const uint32_t* deps,
+                             const int16_t* residuals, const HevcPlane planes[3], int bit_depth_luma,
+                             int bit_depth_chroma, bool strong_intra_smoothing, cudaStream_t s) {
+  if (bit_depth_luma < 8 || bit_depth_luma > 12 || bit_depth_chroma < 8 || bit_depth_chroma > 12)
+    return Status::error("HEVC intra: bit depths must be 8..12");
+  if (p.blocks.empty()) return {};
+  for (int c = 0; c < 3; ++c) {
+    const HevcPlane& pl = planes[c];
+    if (!pl.data || pl.width != p.plane_w[c] || pl.height != p.plane_h[c] || pl.stride < pl.width)
+      return Status::error("HEVC intra: plane " + std::to_string(c) +
+                           " is missing or malformed, or not of the size packed for");
+  }
   if (!sm_count_) {
     int dev = 0;
     GVC_CUDA_TRY(cudaGetDevice(&dev));
     GVC_CUDA_TRY(cudaDeviceGetAttribute(&sm_count_, cudaDevAttrMultiProcessorCount, dev));
   }
-  const size_t block_bytes = packed_.size() * sizeof(PackedBlock);
-  const size_t dep_bytes = std::max<size_t>(deps_.size(), 1) * sizeof(uint32_t);
-  const size_t flag_bytes = (packed_.size() + 1) * sizeof(unsigned);
+  const size_t flag_bytes = (p.blocks.size() + 1) * sizeof(unsigned);
   // grown with a quarter to spare: cudaFree waits for the whole device
-  if (blocks_dev_.size() < block_bytes) GVC_TRY(blocks_dev_.reserve(block_bytes + block_bytes / 4));
-  if (deps_dev_.size() < dep_bytes) GVC_TRY(deps_dev_.reserve(dep_bytes + dep_bytes / 4));
   if (flags_dev_.size() < flag_bytes) GVC_TRY(flags_dev_.reserve(flag_bytes + flag_bytes / 4));
-  // through pinned staging: pageable copies would be staged synchronously on this thread
-  uint8_t* staging = nullptr;
-  GVC_TRY(staging_.acquire(block_bytes + dep_bytes, staging));
-  std::memcpy(staging, packed_.data(), block_bytes);
-  if (!deps_.empty()) std::memcpy(staging + block_bytes, deps_.data(), deps_.size() * sizeof(uint32_t));
-  GVC_CUDA_TRY(cudaMemcpyAsync(blocks_dev_.get(), staging, block_bytes, cudaMemcpyHostToDevice, s));
-  if (!deps_.empty())
-    GVC_CUDA_TRY(cudaMemcpyAsync(deps_dev_.get(), staging + block_bytes, deps_.size() * sizeof(uint32_t),
-                                 cudaMemcpyHostToDevice, s));
-  GVC_TRY(staging_.release(s));
   GVC_CUDA_TRY(cudaMemsetAsync(flags_dev_.get(), 0, flag_bytes, s));
 
   Batch b{};
-  b.blocks = blocks_dev_.get<PackedBlock>();
-  b.deps = deps_dev_.get<uint32_t>();
+  b.blocks = blocks;
+  b.deps = deps;
   b.done = flags_dev_.get<unsigned>();
   b.residuals = residuals;
   for (int c = 0; c < 3; ++c) b.planes[c] = planes[c];
   b.bit_depth[0] = bit_depth_luma;
   b.bit_depth[1] = b.bit_depth[2] = bit_depth_chroma;
-  b.n_blocks = int(packed_.size());
+  b.n_blocks = int(p.blocks.size());
   b.strong = strong_intra_smoothing;
   const int needed = (b.n_blocks + kWarps - 1) / kWarps;
   const int grid = std::max(1, std::min(needed, sm_count_ * 4));
   intra_kernel<<<grid, kThreads, 0, s>>>(b);
   GVC_CUDA_TRY(cudaGetLastError());
   return {};
+}
+
+Status HevcIntraCore::run(const std::vector<HevcIntraBlock>& blocks, const std::vector<HevcTu>& tus,
+                          const int16_t* residuals, const HevcPlane planes[3], int bit_depth_luma,
+                          int bit_depth_chroma, bool strong_intra_smoothing, int log2_ctb_size,
+                          cudaStream_t s) {
+  if (log2_ctb_size < 3 || log2_ctb_size > 6) return Status::error("HEVC intra: log2 CTB size must be 3..6");
+  if (bit_depth_luma < 8 || bit_depth_luma > 12 || bit_depth_chroma < 8 || bit_depth_chroma > 12)
+    return Status::error("HEVC intra: bit depths must be 8..12");
+  if (blocks.empty()) return {};
+  for (int c = 0; c < 3; ++c) {
+    const HevcPlane& p = planes[c];
+    if (!p.data || p.width <= 0 || p.height <= 0 || p.width > 65535 || p.height > 65535 || p.stride < p.width)
+      return Status::error("HEVC intra: plane " + std::to_string(c) + " is missing or malformed");
+  }
+  const int w[3] = {planes[0].width, planes[1].width, planes[2].width};
+  const int h[3] = {planes[0].height, planes[1].height, planes[2].height};
+  GVC_TRY(pack(blocks, tus, w, h, log2_ctb_size, packed_));
+
+  const size_t block_bytes = packed_.blocks.size() * sizeof(PackedBlock);
+  const size_t dep_bytes = std::max<size_t>(packed_.deps.size(), 1) * sizeof(uint32_t);
+  // grown with a quarter to spare: cudaFree waits for the whole device
+  if (blocks_dev_.size() < block_bytes) GVC_TRY(blocks_dev_.reserve(block_bytes + block_bytes / 4));
+  if (deps_dev_.size() < dep_bytes) GVC_TRY(deps_dev_.reserve(dep_bytes + dep_bytes / 4));
+  // through pinned staging: pageable copies would be staged synchronously on this thread
+  uint8_t* staging = nullptr;
+  GVC_TRY(staging_.acquire(block_bytes + dep_bytes, staging));
+  std::memcpy(staging, packed_.blocks.data(), block_bytes);
+  if (!packed_.deps.empty()) std::memcpy(staging + block_bytes, packed_.deps.data(), packed_.deps.size() * sizeof(uint32_t));
+  GVC_CUDA_TRY(cudaMemcpyAsync(blocks_dev_.get(), staging, block_bytes, cudaMemcpyHostToDevice, s));
+  if (!packed_.deps.empty())
+    GVC_CUDA_TRY(cudaMemcpyAsync(deps_dev_.get(), staging + block_bytes, packed_.deps.size() * sizeof(uint32_t),
+                                 cudaMemcpyHostToDevice, s));
+  GVC_TRY(staging_.release(s));
+  return launch(packed_, blocks_dev_.get<PackedBlock>(), deps_dev_.get<uint32_t>(), residuals, planes, bit_depth_luma,
+                bit_depth_chroma, strong_intra_smoothing, s);
 }
 
 // Decoding order serialises the launch: the warps in flight hold consecutive tickets, which
@@ -377,44 +411,44 @@ Status HevcIntraCore::run(const std::vector<HevcIntraBlock>& blocks, const std::
 // lie in its own CTB or in the CTBs left, above-left, above and above-right of it (6.4.1), all
 // on earlier waves, so they keep smaller tickets; the order is checked, and decoding order is
 // kept where it does not hold (then the launch is slower, never stuck).
-Status HevcIntraCore::order_by_wavefront(const std::vector<HevcIntraBlock>& blocks, int log2_ctb_size) {
+Status HevcIntraCore::order_by_wavefront(const std::vector<HevcIntraBlock>& blocks, int log2_ctb_size, Packed& pk) {
   const size_t n = blocks.size();
-  wave_.resize(n);
+  pk.wave.resize(n);
   int waves = 0;
   for (size_t i = 0; i < n; ++i) {
     const int sh = blocks[i].c_idx ? 1 : 0;
-    wave_[i] = ((blocks[i].x << sh) >> log2_ctb_size) + 2 * ((blocks[i].y << sh) >> log2_ctb_size);
-    waves = std::max(waves, wave_[i] + 1);
+    pk.wave[i] = ((blocks[i].x << sh) >> log2_ctb_size) + 2 * ((blocks[i].y << sh) >> log2_ctb_size);
+    waves = std::max(waves, pk.wave[i] + 1);
   }
-  // counting sort, stable: pos_[i] is block i's ticket
-  std::vector<uint32_t>& start = wave_start_;
+  // counting sort, stable: pk.pos[i] is block i's ticket
+  std::vector<uint32_t>& start = pk.wave_start;
   start.assign(size_t(waves) + 1, 0);
-  for (size_t i = 0; i < n; ++i) ++start[size_t(wave_[i]) + 1];
+  for (size_t i = 0; i < n; ++i) ++start[size_t(pk.wave[i]) + 1];
   for (int w = 0; w < waves; ++w) start[size_t(w) + 1] += start[size_t(w)];
-  pos_.resize(n);
-  for (size_t i = 0; i < n; ++i) pos_[i] = start[size_t(wave_[i])]++;
+  pk.pos.resize(n);
+  for (size_t i = 0; i < n; ++i) pk.pos[i] = start[size_t(pk.wave[i])]++;
   for (size_t i = 0; i < n; ++i)
-    for (uint32_t d = packed_[i].dep_begin; d < packed_[i].dep_end; ++d)
-      if (pos_[deps_[d]] >= pos_[i]) return {};  // keep decoding order
-  reordered_.resize(n);
-  reordered_deps_.clear();
+    for (uint32_t d = pk.blocks[i].dep_begin; d < pk.blocks[i].dep_end; ++d)
+      if (pk.pos[pk.deps[d]] >= pk.pos[i]) return {};  // keep decoding order
+  pk.reordered.resize(n);
+  pk.reordered_deps.clear();
   for (size_t i = 0; i < n; ++i) {
-    PackedBlock& p = reordered_[pos_[i]];
-    p = packed_[i];
+    PackedBlock& p = pk.reordered[pk.pos[i]];
+    p = pk.blocks[i];
     p.dep_begin = 0;  // set below, in ticket order
   }
-  std::vector<uint32_t>& order = order_;
+  std::vector<uint32_t>& order = pk.order;
   order.resize(n);
-  for (size_t i = 0; i < n; ++i) order[pos_[i]] = uint32_t(i);
+  for (size_t i = 0; i < n; ++i) order[pk.pos[i]] = uint32_t(i);
   for (size_t k = 0; k < n; ++k) {
-    const PackedBlock& src = packed_[order[k]];
-    PackedBlock& p = reordered_[k];
-    p.dep_begin = uint32_t(reordered_deps_.size());
-    for (uint32_t d = src.dep_begin; d < src.dep_end; ++d) reordered_deps_.push_back(pos_[deps_[d]]);
-    p.dep_end = uint32_t(reordered_deps_.size());
+    const PackedBlock& src = pk.blocks[order[k]];
+    PackedBlock& p = pk.reordered[k];
+    p.dep_begin = uint32_t(pk.reordered_deps.size());
+    for (uint32_t d = src.dep_begin; d < src.dep_end; ++d) pk.reordered_deps.push_back(pk.pos[pk.deps[d]]);
+    p.dep_end = uint32_t(pk.reordered_deps.size());
   }
-  packed_.swap(reordered_);
-  deps_.swap(reordered_deps_);
+  pk.blocks.swap(pk.reordered);
+  pk.deps.swap(pk.reordered_deps);
   return {};
 }
 

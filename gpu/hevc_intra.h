@@ -50,17 +50,38 @@ class HevcIntraCore {
     uint8_t c_idx, log2_size, mode, pad;
   };
 
- private:
-  Status order_by_wavefront(const std::vector<HevcIntraBlock>& blocks, int log2_ctb_size);
+  // run() in two halves, for a caller that packs on other threads and uploads the packed
+  // arrays with its own (the HEVC reconstructor: on the decoder's frame lanes).
+  struct Packed {
+    std::vector<PackedBlock> blocks;  // in the order of the launch
+    std::vector<uint32_t> deps;
+    int plane_w[3] = {}, plane_h[3] = {};  // the planes packed for
+    // pack()'s scratch, kept for its buffers. The block that wrote each unit of each plane,
+    // or -1: cleared only when the plane's size changes, so an entry may be left from an
+    // earlier call (pack() tells those apart).
+    std::vector<PackedBlock> reordered;
+    std::vector<uint32_t> reordered_deps;
+    std::vector<int> wave;
+    std::vector<uint32_t> pos, wave_start, order;
+    std::vector<int32_t> owner[3];
+    int owner_w[3] = {}, owner_h[3] = {};
+  };
+  // The host half: checks `blocks` against `tus` and planes of plane_w x plane_h samples,
+  // finds each block's dependencies and orders them for the launch. Any thread, several at
+  // once for different `p`; refuses what run() refuses.
+  static Status pack(const std::vector<HevcIntraBlock>& blocks, const std::vector<HevcTu>& tus,
+                     const int plane_w[3], const int plane_h[3], int log2_ctb_size, Packed& p);
+  // The device half: queues on `s` the blocks of `p`, whose blocks and deps are at `blocks`
+  // and `deps` in device memory (written before the work queued on `s`), into `planes` (of the
+  // sizes packed for). Same stream rules as run().
+  Status launch(const Packed& p, const PackedBlock* blocks, const uint32_t* deps, const int16_t* residuals,
+                const HevcPlane planes[3], int bit_depth_luma, int bit_depth_chroma, bool strong_intra_smoothing,
+                cudaStream_t s);
 
-  std::vector<PackedBlock> packed_, reordered_;
-  std::vector<uint32_t> deps_, reordered_deps_;
-  std::vector<int> wave_;
-  std::vector<uint32_t> pos_, wave_start_, order_;
-  // The block that wrote each unit of each plane, or -1: cleared only when the plane's size
-  // changes, so an entry may be left from an earlier call (run() tells those apart).
-  std::vector<int32_t> owner_[3];
-  int owner_w_[3] = {}, owner_h_[3] = {};
+ private:
+  static Status order_by_wavefront(const std::vector<HevcIntraBlock>& blocks, int log2_ctb_size, Packed& p);
+
+  Packed packed_;        // run()'s
   StagingRing staging_;  // the packed blocks, then the dependency list
   DeviceBuffer blocks_dev_, deps_dev_, flags_dev_;
   int sm_count_ = 0;

@@ -263,39 +263,44 @@ bool plane_ok(const HevcPlane& p, int w, int h) {
 
 }  // namespace
 
-Status HevcDeblockCore::run(const HevcDeblockFrame& f, const HevcPlane planes[3], cudaStream_t s) {
+Status HevcDeblockCore::check(const HevcDeblockFrame& f) {
   if (f.width <= 0 || f.height <= 0 || f.width % 4 || f.height % 4 || f.width > 65536 || f.height > 65536)
     return Status::error("HEVC deblocking: the picture size must be a positive multiple of 4 (got " +
                          std::to_string(f.width) + "x" + std::to_string(f.height) + ")");
-  const int w4 = f.width / 4, h4 = f.height / 4;
-  if (f.stride < w4) return Status::error("HEVC deblocking: unit stride smaller than the picture's width / 4");
+  if (f.stride < f.width / 4) return Status::error("HEVC deblocking: unit stride smaller than the picture's width / 4");
   if (!f.bs_v || !f.bs_h || !f.qp_y || !f.beta_offset_div2 || !f.tc_offset_div2 || !f.no_filter)
     return Status::error("HEVC deblocking: a per-unit array is missing");
   if (f.bit_depth_y < 8 || f.bit_depth_y > 16 || f.bit_depth_c < 8 || f.bit_depth_c > 16)
     return Status::error("HEVC deblocking: bit depths must be 8..16");
+  return {};
+}
+
+// The six arrays, each as far as the picture reaches, one after another.
+size_t HevcDeblockCore::array_bytes(const HevcDeblockFrame& f) {
+  const size_t count = size_t(f.height / 4 - 1) * size_t(f.stride) + size_t(f.width / 4);
+  return 6 * count;
+}
+
+void HevcDeblockCore::copy_arrays(const HevcDeblockFrame& f, uint8_t* out) {
+  const size_t count = array_bytes(f) / 6;
+  const void* arrays[6] = {f.bs_v, f.bs_h, f.no_filter, f.qp_y, f.beta_offset_div2, f.tc_offset_div2};
+  for (int k = 0; k < 6; ++k) std::memcpy(out + k * count, arrays[k], count);
+}
+
+Status HevcDeblockCore::launch(const HevcDeblockFrame& f, const uint8_t* arrays, const HevcPlane planes[3],
+                               cudaStream_t s) {
   if (!plane_ok(planes[0], f.width, f.height) || !plane_ok(planes[1], f.width / 2, f.height / 2) ||
       !plane_ok(planes[2], f.width / 2, f.height / 2))
     return Status::error("HEVC deblocking: a plane is missing or smaller than the picture");
-
-  // The six arrays, each as far as the picture reaches, one after another in pinned staging
-  // and on the device.
-  const size_t count = size_t(h4 - 1) * size_t(f.stride) + size_t(w4);
-  const void* arrays[6] = {f.bs_v, f.bs_h, f.no_filter, f.qp_y, f.beta_offset_div2, f.tc_offset_div2};
-  uint8_t* staging = nullptr;
-  GVC_TRY(staging_.acquire(6 * count, staging));
-  for (int k = 0; k < 6; ++k) std::memcpy(staging + k * count, arrays[k], count);
-  GVC_TRY(arrays_dev_.reserve(6 * count));
-  GVC_CUDA_TRY(cudaMemcpyAsync(arrays_dev_.get(), staging, 6 * count, cudaMemcpyHostToDevice, s));
-  GVC_TRY(staging_.release(s));
-
+  const int w4 = f.width / 4, h4 = f.height / 4;
+  const size_t count = array_bytes(f) / 6;
   DeblockArgs a{};
-  const uint8_t* d = arrays_dev_.get<uint8_t>();
-  a.bs_v = d;
-  a.bs_h = d + count;
-  a.no_filter = d + 2 * count;
-  a.qp_y = reinterpret_cast<const int8_t*>(d + 3 * count);
-  a.beta_offset_div2 = reinterpret_cast<const int8_t*>(d + 4 * count);
-  a.tc_offset_div2 = reinterpret_cast<const int8_t*>(d + 5 * count);
+  a.bs_v = arrays;
+  a.bs_h = arrays + count;
+  a.no_filter = arrays + 2 * count;
+  a.qp_y = reinterpret_cast<const int8_t*>(arrays + 3 * count);
+  a.beta_offset_div2 = reinterpret_cast<const int8_t*>(arrays + 4 * count);
+  a.tc_offset_div2 = reinterpret_cast<const int8_t*>(arrays + 5 * count);
   a.stride = f.stride;
   a.width = f.width;
   a.height = f.height;
@@ -315,6 +320,22 @@ Status HevcDeblockCore::run(const HevcDeblockFrame& f, const HevcPlane planes[3]
   deblock_kernel<false><<<grid_h, block, 0, s>>>(a);
   GVC_CUDA_TRY(cudaGetLastError());
   return {};
+}
+
+Status HevcDeblockCore::run(const HevcDeblockFrame& f, const HevcPlane planes[3], cudaStream_t s) {
+  GVC_TRY(check(f));
+  if (!plane_ok(planes[0], f.width, f.height) || !plane_ok(planes[1], f.width / 2, f.height / 2) ||
+      !plane_ok(planes[2], f.width / 2, f.height / 2))
+    return Status::error("HEVC deblocking: a plane is missing or smaller than the picture");
+  // through pinned staging
+  const size_t bytes = array_bytes(f);
+  uint8_t* staging = nullptr;
+  GVC_TRY(staging_.acquire(bytes, staging));
+  copy_arrays(f, staging);
+  GVC_TRY(arrays_dev_.reserve(bytes));
+  GVC_CUDA_TRY(cudaMemcpyAsync(arrays_dev_.get(), staging, bytes, cudaMemcpyHostToDevice, s));
+  GVC_TRY(staging_.release(s));
+  return launch(f, arrays_dev_.get<uint8_t>(), planes, s);
 }
 
 Status HevcSaoCore::run(const HevcSaoFrame& f, const HevcPlane planes[3], cudaStream_t s) {

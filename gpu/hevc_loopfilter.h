@@ -48,6 +48,16 @@ class HevcDeblockCore {
   // the previous one has left its pinned staging buffer (StagingRing).
   Status run(const HevcDeblockFrame& f, const HevcPlane planes[3], cudaStream_t s);
 
+  // run() in two halves, for a caller that copies the arrays on other threads and uploads them
+  // with its own (the HEVC reconstructor: on the decoder's frame lanes). check() refuses what
+  // run() refuses of `f`; the arrays take array_bytes(f) bytes, written by copy_arrays (any
+  // thread); launch() queues the filter with them at `arrays` in device memory (written before
+  // the work queued on `s`; the arrays of `f` are not read).
+  static Status check(const HevcDeblockFrame& f);
+  static size_t array_bytes(const HevcDeblockFrame& f);
+  static void copy_arrays(const HevcDeblockFrame& f, uint8_t* out);
+  Status launch(const HevcDeblockFrame& f, const uint8_t* arrays, const HevcPlane planes[3], cudaStream_t s);
+
  private:
   StagingRing staging_;      // bs_v, bs_h, no_filter, qp_y, beta, tc offsets, one after another
   DeviceBuffer arrays_dev_;  // the same on the device

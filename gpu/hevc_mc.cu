@@ -17,7 +17,6 @@ constexpr int kTile = 1 << kLog2Tile;  // a warp predicts kTile x kTile samples 
 constexpr int kWarps = 8;
 constexpr int kThreads = kWarps * 32;
 constexpr int kMaxPbSize = 64;
-constexpr int kMaxRefs = 256;  // HevcMcPb::ref has 8 bits
 
 // The tiles of a PB, one warp each: its luma tiles, then its Cb tiles, then its Cr tiles, each
 // component's row by row. A component has `nx` x `ny` tiles: as far as the PB reaches and as
@@ -253,10 +252,10 @@ bool plane_ok(const HevcPlane& p) {
   return p.data && p.width > 0 && p.height > 0 && p.width <= 65536 && p.height <= 65536 && p.stride >= p.width;
 }
 
-size_t tile_count(const HevcMcPb& pb, const HevcPlane dst[3]) {
+size_t tile_count(const HevcMcPb& pb, const int plane_w[3], const int plane_h[3]) {
   size_t n = 0;
   for (int c = 0; c < 3; ++c) {
-    const TileGrid g = tile_grid(pb.x, pb.y, pb.w, pb.h, c, dst[c].width, dst[c].height);
+    const TileGrid g = tile_grid(pb.x, pb.y, pb.w, pb.h, c, plane_w[c], plane_h[c]);
     n += size_t(g.nx) * size_t(g.ny);
   }
   return n;
@@ -270,13 +269,12 @@ Status bad_pb(int i, const HevcMcPb& pb, const std::string& why) {
 
 // What the CPU reference has no answer for (or would overflow on) in a PB that predicts
 // something, or null.
-const char* check_pb(const HevcMcPb& pb, int n_refs, const bool* ref_ok) {
+const char* check_pb(const HevcMcPb& pb, int n_refs) {
   if (pb.w < 0 || pb.h < 0 || pb.w > kMaxPbSize || pb.h > kMaxPbSize) return "sizes are up to 64x64";
   if (pb.x < 0 || pb.y < 0) return "negative position";
   for (int l = 0; l < 2; ++l) {
     if (!pb.pred_flag[l]) continue;
-    if (pb.ref[l] >= n_refs || !ref_ok[pb.ref[l]])
-      return "a reference index beyond n_refs, or to a reference with a missing or malformed plane";
+    if (pb.ref[l] >= n_refs) return "a reference index beyond n_refs";
     if (!pb.weighted) continue;
     // 7.4.7.3: LumaWeightLX / ChromaWeightLX are 2^denominator + (-128..127), the offsets
     // -128..127 (high_precision_offsets_enabled_flag 0, as the CPU reference has it).
@@ -295,6 +293,111 @@ size_t align16(size_t n) { return (n + 15) & ~size_t(15); }
 
 }  // namespace
 
+Status HevcMcCore::pack(const HevcMcBatch& b, const int plane_w[3], const int plane_h[3], Packed& p) {
+  if (b.bit_depth_y < 8 || b.bit_depth_y > 12 || b.bit_depth_c < 8 || b.bit_depth_c > 12)
+    return Status::error("HEVC inter prediction: bit depths must be 8..12");
+  if (b.n_pbs > 0 && !b.pbs) return Status::error("HEVC inter prediction: no PB list");
+  p.pbs.clear();
+  p.first_tile.clear();
+  p.block_pb.clear();
+  p.n_tiles = 0;
+  p.n_refs = std::min(std::max(b.n_refs, 0), kMaxRefs);  // PBs cannot index further
+  std::fill(std::begin(p.used_refs), std::end(p.used_refs), 0u);
+  p.bit_depth_y = b.bit_depth_y;
+  p.bit_depth_c = b.bit_depth_c;
+  for (int c = 0; c < 3; ++c) {
+    p.plane_w[c] = plane_w[c];
+    p.plane_h[c] = plane_h[c];
+  }
+  // Check and pack the PBs that write something (PBs without a list predict nothing, as on
+  // the CPU); PB k's tiles start at first_tile[k].
+  size_t n_tiles = 0;
+  for (int i = 0; i < b.n_pbs; ++i) {
+    const HevcMcPb& pb = b.pbs[i];
+    if (!pb.pred_flag[0] && !pb.pred_flag[1]) continue;
+    if (const char* why = check_pb(pb, p.n_refs)) return bad_pb(i, pb, why);
+    const size_t tiles = tile_count(pb, plane_w, plane_h);
+    if (!tiles) continue;
+    if (pb.x > 65535 || pb.y > 65535) return bad_pb(i, pb, "position beyond 65535");
+    PackedPb q{};
+    q.x = uint16_t(pb.x);
+    q.y = uint16_t(pb.y);
+    q.w = uint8_t(pb.w);
+    q.h = uint8_t(pb.h);
+    q.flags = uint8_t((pb.pred_flag[0] ? 1 : 0) | (pb.pred_flag[1] ? 2 : 0) | (pb.weighted ? 4 : 0));
+    for (int l = 0; l < 2; ++l) {
+      if (!pb.pred_flag[l]) continue;
+      q.ref[l] = pb.ref[l];
+      p.used_refs[pb.ref[l] / 32] |= 1u << (pb.ref[l] % 32);
+      q.mv[l][0] = pb.mv[l][0];
+      q.mv[l][1] = pb.mv[l][1];
+      if (!pb.weighted) continue;
+      for (int c = 0; c < 3; ++c) {
+        q.weight[l][c] = pb.weight[l][c];
+        q.offset[l][c] = int8_t(pb.offset[l][c]);
+      }
+    }
+    if (pb.weighted)
+      for (int c = 0; c < 3; ++c) q.log2_wd_base[c] = pb.log2_wd_base[c];
+    p.pbs.push_back(q);
+    p.first_tile.push_back(uint32_t(n_tiles));
+    n_tiles += tiles;
+    if (n_tiles > size_t(1) << 30) return Status::error("HEVC inter prediction: more than 2^30 tiles");
+  }
+  if (!n_tiles) {
+    p.pbs.clear();
+    p.first_tile.clear();
+    return {};
+  }
+  p.first_tile.push_back(uint32_t(n_tiles));
+  p.n_tiles = uint32_t(n_tiles);
+  const uint32_t n_blocks = uint32_t((n_tiles + kWarps - 1) / kWarps);
+  p.block_pb.resize(n_blocks);
+  for (uint32_t blk = 0, q = 0; blk < n_blocks; ++blk) {
+    while (p.first_tile[q + 1] <= blk * kWarps) ++q;
+    p.block_pb[blk] = q;
+  }
+  return {};
+}
+
+Status HevcMcCore::launch(const Packed& p, const HevcPlane (*refs)[3], int n_refs, const PackedPb* pbs,
+                          const uint32_t* first_tile, const uint32_t* block_pb, const HevcPlane dst[3],
+                          cudaStream_t s) {
+  if (!p.n_tiles) return {};
+  for (int c = 0; c < 3; ++c)
+    if (!plane_ok(dst[c]) || dst[c].width != p.plane_w[c] || dst[c].height != p.plane_h[c])
+      return Status::error("HEVC inter prediction: destination plane " + std::to_string(c) +
+                           " is missing or malformed, or not of the size packed for");
+  if (n_refs < p.n_refs || (p.n_refs && !refs))
+    return Status::error("HEVC inter prediction: fewer references than packed for");
+  for (int i = 0; i < p.n_refs; ++i)
+    if (((p.used_refs[i / 32] >> (i % 32)) & 1) &&
+        !(plane_ok(refs[i][0]) && plane_ok(refs[i][1]) && plane_ok(refs[i][2])))
+      return Status::error("HEVC inter prediction: reference " + std::to_string(i) +
+                           " has a missing or malformed plane");
+  const size_t refs_bytes = std::max<size_t>(size_t(p.n_refs), 1) * 3 * sizeof(HevcPlane);
+  uint8_t* host = nullptr;
+  GVC_TRY(refs_staging_.acquire(refs_bytes, host));
+  if (p.n_refs) std::memcpy(host, refs, size_t(p.n_refs) * 3 * sizeof(HevcPlane));
+  // grown with a quarter to spare: cudaFree waits for the whole device
+  if (refs_dev_.size() < refs_bytes) GVC_TRY(refs_dev_.reserve(refs_bytes + refs_bytes / 4));
+  GVC_CUDA_TRY(cudaMemcpyAsync(refs_dev_.get(), host, refs_bytes, cudaMemcpyHostToDevice, s));
+  GVC_TRY(refs_staging_.release(s));
+  Batch batch{};
+  batch.refs = refs_dev_.get<const HevcPlane>();
+  batch.pbs = pbs;
+  batch.first_tile = first_tile;
+  batch.block_pb = block_pb;
+  batch.n_tiles = int(p.n_tiles);
+  for (int c = 0; c < 3; ++c) batch.dst[c] = dst[c];
+  batch.bit_depth_y = p.bit_depth_y;
+  batch.bit_depth_c = p.bit_depth_c;
+  const uint32_t n_blocks = uint32_t(p.block_pb.size());
+  mc_kernel<<<n_blocks, kThreads, 0, s>>>(batch);
+  GVC_CUDA_TRY(cudaGetLastError());
+  return {};
+}
+
 Status HevcMcCore::run(const HevcMcBatch& b, const HevcPlane dst[3], cudaStream_t s) {
   if (b.bit_depth_y < 8 || b.bit_depth_y > 12 || b.bit_depth_c < 8 || b.bit_depth_c > 12)
     return Status::error("HEVC inter prediction: bit depths must be 8..12");
@@ -304,91 +407,28 @@ Status HevcMcCore::run(const HevcMcBatch& b, const HevcPlane dst[3], cudaStream_
     if (!plane_ok(dst[c]))
       return Status::error("HEVC inter prediction: destination plane " + std::to_string(c) +
                            " is missing or malformed");
-  const int n_refs = std::min(std::max(b.n_refs, 0), kMaxRefs);  // PBs cannot index further
-  if (n_refs && !b.refs) return Status::error("HEVC inter prediction: n_refs without refs");
-  bool ref_ok[kMaxRefs] = {};
-  for (int i = 0; i < n_refs; ++i)
-    ref_ok[i] = plane_ok(b.refs[i][0]) && plane_ok(b.refs[i][1]) && plane_ok(b.refs[i][2]);
-
-  // The upload: the reference planes, the PBs and first_tile from `staging_` (sized for every PB
-  // of the list), then block_pb from `block_staging_` (sized once the tiles are counted).
-  const size_t refs_bytes = size_t(n_refs) * 3 * sizeof(HevcPlane);
-  const size_t pbs_at = align16(refs_bytes);
-  const size_t first_at = align16(pbs_at + size_t(b.n_pbs) * sizeof(PackedPb));
+  if (b.n_refs > 0 && !b.refs) return Status::error("HEVC inter prediction: n_refs without refs");
+  const int w[3] = {dst[0].width, dst[1].width, dst[2].width}, h[3] = {dst[0].height, dst[1].height, dst[2].height};
+  GVC_TRY(pack(b, w, h, packed_));
+  if (!packed_.n_tiles) return {};
+  // the three arrays one after another, through pinned staging
+  const size_t pbs_bytes = packed_.pbs.size() * sizeof(PackedPb);
+  const size_t first_at = align16(pbs_bytes);
+  const size_t block_at = align16(first_at + packed_.first_tile.size() * sizeof(uint32_t));
+  const size_t bytes = block_at + packed_.block_pb.size() * sizeof(uint32_t);
   uint8_t* host = nullptr;
-  GVC_TRY(staging_.acquire(first_at + (size_t(b.n_pbs) + 1) * sizeof(uint32_t), host));
-  if (refs_bytes) std::memcpy(host, b.refs, refs_bytes);
-  PackedPb* packed = reinterpret_cast<PackedPb*>(host + pbs_at);
-  uint32_t* first_tile = reinterpret_cast<uint32_t*>(host + first_at);
-
-  // Validate and pack the PBs that write something (PBs without a list predict nothing, as on
-  // the CPU); PB k's tiles start at first_tile[k].
-  int k = 0;
-  size_t n_tiles = 0;
-  for (int i = 0; i < b.n_pbs; ++i) {
-    const HevcMcPb& pb = b.pbs[i];
-    if (!pb.pred_flag[0] && !pb.pred_flag[1]) continue;
-    if (const char* why = check_pb(pb, n_refs, ref_ok)) return bad_pb(i, pb, why);
-    const size_t tiles = tile_count(pb, dst);
-    if (!tiles) continue;
-    if (pb.x > 65535 || pb.y > 65535) return bad_pb(i, pb, "position beyond 65535");
-    PackedPb p{};
-    p.x = uint16_t(pb.x);
-    p.y = uint16_t(pb.y);
-    p.w = uint8_t(pb.w);
-    p.h = uint8_t(pb.h);
-    p.flags = uint8_t((pb.pred_flag[0] ? 1 : 0) | (pb.pred_flag[1] ? 2 : 0) | (pb.weighted ? 4 : 0));
-    for (int l = 0; l < 2; ++l) {
-      if (!pb.pred_flag[l]) continue;
-      p.ref[l] = pb.ref[l];
-      p.mv[l][0] = pb.mv[l][0];
-      p.mv[l][1] = pb.mv[l][1];
-      if (!pb.weighted) continue;
-      for (int c = 0; c < 3; ++c) {
-        p.weight[l][c] = pb.weight[l][c];
-        p.offset[l][c] = int8_t(pb.offset[l][c]);
-      }
-    }
-    if (pb.weighted)
-      for (int c = 0; c < 3; ++c) p.log2_wd_base[c] = pb.log2_wd_base[c];
-    packed[k] = p;
-    first_tile[k++] = uint32_t(n_tiles);
-    n_tiles += tiles;
-    if (n_tiles > size_t(1) << 30) return Status::error("HEVC inter prediction: more than 2^30 tiles");
-  }
-  if (!n_tiles) return {};
-  first_tile[k] = uint32_t(n_tiles);
-
-  const uint32_t n_blocks = uint32_t((n_tiles + kWarps - 1) / kWarps);
-  uint8_t* block_host = nullptr;
-  GVC_TRY(block_staging_.acquire(n_blocks * sizeof(uint32_t), block_host));
-  uint32_t* block_pb = reinterpret_cast<uint32_t*>(block_host);
-  for (uint32_t blk = 0, q = 0; blk < n_blocks; ++blk) {
-    while (first_tile[q + 1] <= blk * kWarps) ++q;
-    block_pb[blk] = q;
-  }
-  const size_t head_bytes = first_at + (size_t(k) + 1) * sizeof(uint32_t);
-  const size_t block_at = align16(head_bytes);
-  const size_t dev_bytes = block_at + n_blocks * sizeof(uint32_t);
+  GVC_TRY(staging_.acquire(bytes, host));
+  std::memcpy(host, packed_.pbs.data(), pbs_bytes);
+  std::memcpy(host + first_at, packed_.first_tile.data(), packed_.first_tile.size() * sizeof(uint32_t));
+  std::memcpy(host + block_at, packed_.block_pb.data(), packed_.block_pb.size() * sizeof(uint32_t));
   // grown with a quarter to spare: cudaFree waits for the whole device
-  if (dev_.size() < dev_bytes) GVC_TRY(dev_.reserve(dev_bytes + dev_bytes / 4));
+  if (dev_.size() < bytes) GVC_TRY(dev_.reserve(bytes + bytes / 4));
   uint8_t* base = dev_.get<uint8_t>();
-  GVC_CUDA_TRY(cudaMemcpyAsync(base, host, head_bytes, cudaMemcpyHostToDevice, s));
-  GVC_CUDA_TRY(cudaMemcpyAsync(base + block_at, block_pb, n_blocks * sizeof(uint32_t), cudaMemcpyHostToDevice, s));
+  GVC_CUDA_TRY(cudaMemcpyAsync(base, host, bytes, cudaMemcpyHostToDevice, s));
   GVC_TRY(staging_.release(s));
-  GVC_TRY(block_staging_.release(s));
-  Batch batch{};
-  batch.refs = reinterpret_cast<const HevcPlane*>(base);
-  batch.pbs = reinterpret_cast<const PackedPb*>(base + pbs_at);
-  batch.first_tile = reinterpret_cast<const uint32_t*>(base + first_at);
-  batch.block_pb = reinterpret_cast<const uint32_t*>(base + block_at);
-  batch.n_tiles = int(n_tiles);
-  for (int c = 0; c < 3; ++c) batch.dst[c] = dst[c];
-  batch.bit_depth_y = b.bit_depth_y;
-  batch.bit_depth_c = b.bit_depth_c;
-  mc_kernel<<<n_blocks, kThreads, 0, s>>>(batch);
-  GVC_CUDA_TRY(cudaGetLastError());
-  return {};
+  return launch(packed_, b.refs, b.n_refs, reinterpret_cast<const PackedPb*>(base),
+                reinterpret_cast<const uint32_t*>(base + first_at), reinterpret_cast<const uint32_t*>(base + block_at),
+                dst, s);
 }
 
 }  // namespace cuda

@@ -9,6 +9,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <vector>
 
 #include "common/dsp/hevc_mc.h"
 #include "common/dsp/hevc_plane.h"
@@ -50,10 +51,36 @@ class HevcMcCore {
     int8_t offset[2][3];
   };
 
+  // run() in two halves, for a caller that packs on other threads and uploads the packed
+  // arrays with its own (the HEVC reconstructor: on the decoder's frame lanes).
+  static constexpr int kMaxRefs = 256;  // HevcMcPb::ref has 8 bits
+  struct Packed {
+    std::vector<PackedPb> pbs;         // the PBs that write something, checked
+    std::vector<uint32_t> first_tile;  // where the tiles of each start: pbs.size() + 1 entries
+    std::vector<uint32_t> block_pb;    // the PB of each block's first tile
+    uint32_t n_tiles = 0;
+    int n_refs = 0;                    // b.n_refs, clamped to 0..kMaxRefs
+    uint32_t used_refs[kMaxRefs / 32] = {};  // bit i: a PB reads reference i
+    int bit_depth_y = 8, bit_depth_c = 8;
+    int plane_w[3] = {}, plane_h[3] = {};   // the destination planes packed for
+  };
+  // The host half: checks and packs the PBs of `b` for destination planes of plane_w x plane_h
+  // samples (b.refs is not read; launch() checks the planes of the references used). Any
+  // thread, several at once for different `p`; refuses what run() refuses.
+  static Status pack(const HevcMcBatch& b, const int plane_w[3], const int plane_h[3], Packed& p);
+  // The device half: queues on `s` the prediction of `p`, whose pbs, first_tile and block_pb
+  // are at `pbs`, `first_tile` and `block_pb` in device memory (written before the work queued
+  // on `s`), from the n_refs x 3 device planes `refs` (a host array) into `dst` (device
+  // planes of the sizes packed for). Same stream and staging rules as run().
+  Status launch(const Packed& p, const HevcPlane (*refs)[3], int n_refs, const PackedPb* pbs,
+                const uint32_t* first_tile, const uint32_t* block_pb, const HevcPlane dst[3], cudaStream_t s);
+
  private:
-  StagingRing staging_;        // reference planes, PBs and where their tiles start
-  StagingRing block_staging_;  // the PB of each block's first tile
-  DeviceBuffer dev_;           // both on the device
+  Packed packed_;              // run()'s
+  StagingRing staging_;        // run()'s packed arrays
+  StagingRing refs_staging_;   // the reference planes
+  DeviceBuffer dev_;           // run()'s packed arrays on the device
+  DeviceBuffer refs_dev_;      // the reference planes on the device
 };
 
 }  // namespace cuda

@@ -42,9 +42,27 @@ std::string HevcCudaReconstructor::host_times_summary() const {
   char buf[400];
   std::snprintf(buf, sizeof buf,
                 "host ms/picture over %d: refs %.3f levels %.3f mc %.3f inter_residual %.3f intra_residual %.3f "
-                "intra %.3f plan %.3f deblock %.3f sao %.3f download %.3f total %.3f",
+                "intra %.3f plan %.3f deblock %.3f sao %.3f download %.3f total %.3f (%d prepared on a lane)",
                 t.pictures, k * t.refs, k * t.levels, k * t.mc, k * t.inter_residual, k * t.intra_residual,
-                k * t.intra, k * t.plan, k * t.deblock, k * t.sao, k * t.download, k * t.total);
+                k * t.intra, k * t.plan, k * t.deblock, k * t.sao, k * t.download, k * t.total, t.prepared);
+  return buf;
+}
+
+void HevcCudaReconstructor::set_gpu_timing(bool on) {
+  gpu_timer_.reset(on ? new StageTimer(kGpuStages) : nullptr);
+}
+
+std::string HevcCudaReconstructor::gpu_times_summary() {
+  if (!gpu_timer_) return "gpu ms/picture: not timed";
+  const Status st = gpu_timer_->collect();
+  if (!st.ok()) return "gpu ms/picture: " + st.message();
+  const StageTimer& g = *gpu_timer_;
+  char buf[400];
+  std::snprintf(buf, sizeof buf,
+                "gpu ms/picture over %d: upload %.3f mc %.3f inter_residual %.3f intra %.3f deblock %.3f sao %.3f, "
+                "busy %.3f, period %.3f",
+                g.rounds(), g.stage_ms(kGpuUpload), g.stage_ms(kGpuMc), g.stage_ms(kGpuInterResidual),
+                g.stage_ms(kGpuIntra), g.stage_ms(kGpuDeblock), g.stage_ms(kGpuSao), g.busy_ms(), g.span_ms());
   return buf;
 }
 
@@ -149,6 +167,80 @@ Status HevcCudaReconstructor::download(const Slot& d, hevc::Picture& p) {
   return stream_.synchronize("HEVC reconstruction");
 }
 
+namespace {
+
+size_t align16(size_t n) { return (n + 15) & ~size_t(15); }
+
+// The host half of the cores' work for `r` into `p` (HevcCudaReconstructor::prepare).
+Status prepare_picture(const hevc::PicParams& pp, const hevc::Picture& pic, const hevc::PictureRecon& r,
+                       HevcPrepared& p) {
+  GVC_TRY(p.uploaded.synchronize("HEVC reconstruction: the last upload of a lane's records"));
+  const int w[3] = {pic.plane[0].width, pic.plane[1].width, pic.plane[2].width};
+  const int h[3] = {pic.plane[0].height, pic.plane[1].height, pic.plane[2].height};
+  p.mc = HevcMcCore::Packed{};
+  if (!r.pbs.empty()) {
+    HevcMcBatch b;
+    b.n_refs = int(r.refs.size());
+    b.pbs = r.pbs.data();
+    b.n_pbs = int(r.pbs.size());
+    b.bit_depth_y = pp.bit_depth_y;
+    b.bit_depth_c = pp.bit_depth_c;
+    GVC_TRY(HevcMcCore::pack(b, w, h, p.mc));
+  }
+  p.intra.blocks.clear();
+  p.intra.deps.clear();
+  if (!r.intra.empty()) GVC_TRY(HevcIntraCore::pack(r.intra, r.intra_tus, w, h, pp.log2_ctb_size, p.intra));
+  const hevc::LoopFilterPlan& plan = r.loop_filters;
+  p.deblock = r.loop_filters_planned && plan.deblock;
+  if (p.deblock) GVC_TRY(HevcDeblockCore::check(plan.deblock_frame));
+
+  // one after another, each 16-byte aligned
+  size_t at = 0;
+  auto place = [&at](size_t bytes) {
+    const size_t here = at;
+    at = align16(at + bytes);
+    return here;
+  };
+  p.levels_at = place(r.levels.size() * sizeof(int16_t));
+  p.mc_pbs_at = place(p.mc.pbs.size() * sizeof(HevcMcCore::PackedPb));
+  p.mc_first_at = place(p.mc.first_tile.size() * sizeof(uint32_t));
+  p.mc_block_at = place(p.mc.block_pb.size() * sizeof(uint32_t));
+  p.intra_blocks_at = place(p.intra.blocks.size() * sizeof(HevcIntraCore::PackedBlock));
+  p.intra_deps_at = place(p.intra.deps.size() * sizeof(uint32_t));
+  p.deblock_at = place(p.deblock ? HevcDeblockCore::array_bytes(plan.deblock_frame) : 0);
+  p.bytes = at;
+  if (p.capacity < p.bytes) {
+    const size_t want = p.bytes + p.bytes / 4;  // every cudaMallocHost costs far more than a copy
+    GVC_TRY(p.blob.reserve(want));
+    p.capacity = want;
+  }
+  uint8_t* base = p.blob.get<uint8_t>();
+  auto put = [base](size_t at, const void* src, size_t bytes) {
+    if (bytes) std::memcpy(base + at, src, bytes);
+  };
+  put(p.levels_at, r.levels.data(), r.levels.size() * sizeof(int16_t));
+  put(p.mc_pbs_at, p.mc.pbs.data(), p.mc.pbs.size() * sizeof(HevcMcCore::PackedPb));
+  put(p.mc_first_at, p.mc.first_tile.data(), p.mc.first_tile.size() * sizeof(uint32_t));
+  put(p.mc_block_at, p.mc.block_pb.data(), p.mc.block_pb.size() * sizeof(uint32_t));
+  put(p.intra_blocks_at, p.intra.blocks.data(), p.intra.blocks.size() * sizeof(HevcIntraCore::PackedBlock));
+  put(p.intra_deps_at, p.intra.deps.data(), p.intra.deps.size() * sizeof(uint32_t));
+  if (p.deblock) HevcDeblockCore::copy_arrays(plan.deblock_frame, base + p.deblock_at);
+  return {};
+}
+
+}  // namespace
+
+void HevcCudaReconstructor::prepare(const hevc::PicParams& pp, const hevc::Picture& pic, hevc::PictureRecon& r) {
+  auto* p = dynamic_cast<HevcPrepared*>(r.prepared.get());
+  if (!p) {
+    r.prepared = std::make_unique<HevcPrepared>();
+    p = static_cast<HevcPrepared*>(r.prepared.get());
+  }
+  p->decode_index = pic.decode_index;
+  p->status = entry_failed_ ? Status::error("no CUDA context on the lane") : prepare_picture(pp, pic, r, *p);
+  r.prepared_ready = true;
+}
+
 Status HevcCudaReconstructor::reconstruct(const hevc::PicParams& pp, const hevc::FrameState& fs,
                                           const hevc::PictureRecon& r, hevc::Picture& pic) {
   const Clock::time_point start = Clock::now();
@@ -159,6 +251,7 @@ Status HevcCudaReconstructor::reconstruct(const hevc::PicParams& pp, const hevc:
   if (!stream_.get()) GVC_TRY(stream_.create());
   const cudaStream_t s = stream_.get();
   // a slot about to be written may hold a picture whose output copy is still queued
+  if (gpu_timer_) GVC_TRY(gpu_timer_->begin(s));
   GVC_TRY(output_done_.wait_on(s));
 
   // the reference pictures first, so that the current picture's slot cannot evict one
@@ -183,10 +276,22 @@ Status HevcCudaReconstructor::reconstruct(const hevc::PicParams& pp, const hevc:
   }
   lap(t, times.refs);
 
-  // The levels through pinned staging: a pageable copy would be staged by the driver on this
-  // thread, synchronously.
+  // What the picture's lane prepared (HevcPrepared), when it did for this picture and
+  // succeeded: uploaded in one copy; else the levels through pinned staging here (a pageable
+  // copy would be staged by the driver on this thread, synchronously) and each core packing
+  // its own work.
+  auto* prep = r.prepared_ready ? dynamic_cast<HevcPrepared*>(r.prepared.get()) : nullptr;
+  if (prep && (prep->decode_index != pic.decode_index || !prep->status.ok())) prep = nullptr;
+  const uint8_t* prep_dev = nullptr;
+  if (prep) {
+    if (prepared_dev_.size() < prep->bytes) GVC_TRY(prepared_dev_.reserve(with_headroom(prep->bytes)));
+    GVC_CUDA_TRY(cudaMemcpyAsync(prepared_dev_.get(), prep->blob.get(), prep->bytes, cudaMemcpyHostToDevice, s));
+    GVC_TRY(prep->uploaded.record(s));
+    prep_dev = prepared_dev_.get<uint8_t>();
+  }
   const size_t level_bytes = r.levels.size() * sizeof(int16_t);
-  if (level_bytes) {
+  const int16_t* levels = prep ? reinterpret_cast<const int16_t*>(prep_dev + prep->levels_at) : levels_.get<int16_t>();
+  if (level_bytes && !prep) {
     if (levels_.size() < level_bytes) GVC_TRY(levels_.reserve(with_headroom(level_bytes)));
     uint8_t* staging = nullptr;
     GVC_TRY(level_staging_.acquire(level_bytes, staging));
@@ -195,12 +300,14 @@ Status HevcCudaReconstructor::reconstruct(const hevc::PicParams& pp, const hevc:
     std::memcpy(staging, r.levels.data(), level_bytes);
     GVC_CUDA_TRY(cudaMemcpyAsync(levels_.get(), staging, level_bytes, cudaMemcpyHostToDevice, s));
     GVC_TRY(level_staging_.release(s));
+    levels = levels_.get<int16_t>();
   }
   HevcScalingMatrices scaling;
   for (int size_id = 0; size_id < 4; ++size_id)
     for (int j = 0; j < 6; ++j)
       if (!pp.scaling_factor[size_id][j].empty()) scaling.m[size_id][j] = pp.scaling_factor[size_id][j].data();
   lap(t, times.levels);
+  if (gpu_timer_) GVC_TRY(gpu_timer_->mark(kGpuUpload, s));
 
   if (!r.pbs.empty()) {
     if (ref_planes_size_ < r.refs.size()) {
@@ -209,32 +316,47 @@ Status HevcCudaReconstructor::reconstruct(const hevc::PicParams& pp, const hevc:
     }
     for (size_t i = 0; i < r.refs.size(); ++i)
       for (int c = 0; c < 3; ++c) ref_planes_[i][c] = ref_slots_[i]->plane[c];
-    HevcMcBatch b;
-    b.refs = ref_planes_.get();
-    b.n_refs = int(r.refs.size());
-    b.pbs = r.pbs.data();
-    b.n_pbs = int(r.pbs.size());
-    b.bit_depth_y = pp.bit_depth_y;
-    b.bit_depth_c = pp.bit_depth_c;
-    GVC_TRY(mc_.run(b, cur.plane, s));
+    if (prep) {
+      GVC_TRY(mc_.launch(prep->mc, ref_planes_.get(), int(r.refs.size()),
+                         reinterpret_cast<const HevcMcCore::PackedPb*>(prep_dev + prep->mc_pbs_at),
+                         reinterpret_cast<const uint32_t*>(prep_dev + prep->mc_first_at),
+                         reinterpret_cast<const uint32_t*>(prep_dev + prep->mc_block_at), cur.plane, s));
+    } else {
+      HevcMcBatch b;
+      b.refs = ref_planes_.get();
+      b.n_refs = int(r.refs.size());
+      b.pbs = r.pbs.data();
+      b.n_pbs = int(r.pbs.size());
+      b.bit_depth_y = pp.bit_depth_y;
+      b.bit_depth_c = pp.bit_depth_c;
+      GVC_TRY(mc_.run(b, cur.plane, s));
+    }
   }
   lap(t, times.mc);
-  GVC_TRY(inter_residual_.run(r.inter_tus, levels_.get<int16_t>(), r.levels.size(), scaling, cur.plane,
+  if (gpu_timer_) GVC_TRY(gpu_timer_->mark(kGpuMc, s));
+  GVC_TRY(inter_residual_.run(r.inter_tus, levels, r.levels.size(), scaling, cur.plane,
                               pp.bit_depth_y, pp.bit_depth_c, s));
   lap(t, times.inter_residual);
+  if (gpu_timer_) GVC_TRY(gpu_timer_->mark(kGpuInterResidual, s));
   if (!r.intra.empty()) {
     if (!r.intra_tus.empty()) {
       if (residuals_.size() < level_bytes) GVC_TRY(residuals_.reserve(with_headroom(level_bytes)));
-      GVC_TRY(intra_residual_.run_to_residuals(r.intra_tus, levels_.get<int16_t>(), r.levels.size(), scaling,
+      GVC_TRY(intra_residual_.run_to_residuals(r.intra_tus, levels, r.levels.size(), scaling,
                                                cur.plane, pp.bit_depth_y, pp.bit_depth_c,
                                                residuals_.get<int16_t>(), s));
     }
     lap(t, times.intra_residual);
-    GVC_TRY(intra_.run(r.intra, r.intra_tus, residuals_.get<int16_t>(), cur.plane, pp.bit_depth_y,
-                       pp.bit_depth_c, pp.sps->strong_intra_smoothing_enabled_flag, pp.log2_ctb_size, s));
+    if (prep)
+      GVC_TRY(intra_.launch(prep->intra, reinterpret_cast<const HevcIntraCore::PackedBlock*>(prep_dev + prep->intra_blocks_at),
+                            reinterpret_cast<const uint32_t*>(prep_dev + prep->intra_deps_at), residuals_.get<int16_t>(),
+                            cur.plane, pp.bit_depth_y, pp.bit_depth_c, pp.sps->strong_intra_smoothing_enabled_flag, s));
+    else
+      GVC_TRY(intra_.run(r.intra, r.intra_tus, residuals_.get<int16_t>(), cur.plane, pp.bit_depth_y,
+                         pp.bit_depth_c, pp.sps->strong_intra_smoothing_enabled_flag, pp.log2_ctb_size, s));
     lap(t, times.intra);
   }
 
+  if (gpu_timer_) GVC_TRY(gpu_timer_->mark(kGpuIntra, s));
   // the decoder's plan when its lane made one (frame threads), else ours
   const hevc::LoopFilterPlan* plan = &r.loop_filters;
   if (!r.loop_filters_planned) {
@@ -242,9 +364,16 @@ Status HevcCudaReconstructor::reconstruct(const hevc::PicParams& pp, const hevc:
     plan = &plan_;
   }
   lap(t, times.plan);
-  if (plan->deblock) GVC_TRY(deblock_.run(plan->deblock_frame, cur.plane, s));
+  if (plan->deblock) {
+    if (prep && prep->deblock && plan == &r.loop_filters)
+      GVC_TRY(deblock_.launch(plan->deblock_frame, prep_dev + prep->deblock_at, cur.plane, s));
+    else
+      GVC_TRY(deblock_.run(plan->deblock_frame, cur.plane, s));
+  }
   lap(t, times.deblock);
+  if (gpu_timer_) GVC_TRY(gpu_timer_->mark(kGpuDeblock, s));
   if (plan->sao) GVC_TRY(sao_.run(plan->sao_frame, cur.plane, s));
+  if (gpu_timer_) GVC_TRY(gpu_timer_->mark(kGpuSao, s));
   GVC_TRY(cur.done.record(s));
   lap(t, times.sao);
   if (!keep_pictures_) {  // else the decoder parses on while the GPU works
@@ -265,6 +394,7 @@ Status HevcCudaReconstructor::reconstruct(const hevc::PicParams& pp, const hevc:
   a.download += times.download;
   a.total += times.total;
   ++a.pictures;
+  a.prepared += prep ? 1 : 0;
   return {};
 }
 

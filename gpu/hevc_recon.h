@@ -33,6 +33,7 @@
 #include "gpu/hevc_loopfilter.h"
 #include "gpu/hevc_mc.h"
 #include "gpu/hevc_output.h"
+#include "gpu/stage_timer.h"
 
 namespace gvc {
 namespace cuda {
@@ -52,6 +53,22 @@ class HevcDeviceFrame : public hevc::DeviceFrame {
   DeviceBuffer buf_;
   SemiPlanarView view_;
   cudaStream_t stream_ = nullptr;  // the reconstructor's output stream
+};
+
+// What HevcCudaReconstructor::prepare makes of a picture's records on its lane: the packed
+// work of the cores and the levels, one after another in pinned memory, uploaded by run() in
+// one copy.
+struct HevcPrepared : hevc::PreparedRecon {
+  Status status;              // of prepare(): run() does the work itself when it failed
+  uint64_t decode_index = 0;  // the picture prepared for
+  HevcMcCore::Packed mc;
+  HevcIntraCore::Packed intra;
+  bool deblock = false;       // the deblocking arrays are in `blob`
+  PinnedBuffer blob;
+  size_t capacity = 0, bytes = 0;
+  size_t levels_at = 0, mc_pbs_at = 0, mc_first_at = 0, mc_block_at = 0, intra_blocks_at = 0, intra_deps_at = 0,
+         deblock_at = 0;
+  Event uploaded;  // recorded after run()'s copy out of `blob`: prepare() waits for it
 };
 
 // Device memory for one picture of the DPB: three planes of 16-bit samples (4:2:0), each at
@@ -76,6 +93,10 @@ class HevcCudaReconstructor : public hevc::Reconstructor {
   // The decoder's thread for the calls: the queueing thread's CUDA context made current.
   std::function<void()> thread_entry() override;
   bool output(const hevc::Picture& pic, hevc::DecodedFrame& f, std::string& err) override;
+  // On a frame lane: packs the inter PBs and the intra blocks, and copies the levels and the
+  // deblocking arrays, into pinned memory of the lane's own (HevcPrepared), so that run()
+  // uploads them in one copy and only launches.
+  void prepare(const hevc::PicParams& pp, const hevc::Picture& pic, hevc::PictureRecon& r) override;
   // Leave pictures on the device (output() hands them out) rather than downloading each one
   // into its host planes; may change between pictures.
   void set_keep_pictures(bool on) { keep_pictures_ = on; }
@@ -107,10 +128,19 @@ class HevcCudaReconstructor : public hevc::Reconstructor {
     double download = 0;        // the download and wait, without set_keep_pictures(true)
     double total = 0;           // the whole of reconstruct()
     int pictures = 0;
+    int prepared = 0;           // of those, with the records prepared on a frame lane (prepare())
   };
   const HostTimes& host_times() const { return host_times_; }
   // One line, ms per picture: "host ms/picture over N: refs 0.01 levels 0.12 ... total 1.10".
   std::string host_times_summary() const;
+  // Times the GPU's work of each picture by stage (timing events on the stream: a diagnostic
+  // for bench-hevc, off by default). Call before the first picture.
+  void set_gpu_timing(bool on);
+  // One line, ms per picture: "gpu ms/picture over N: upload .. mc .. inter_residual .. intra ..
+  // deblock .. sao .., busy .., period ..": a stage includes the stream's idle time while the
+  // host queues it; the period is the time between two pictures' ends on the stream. Waits for
+  // the pictures timed; on the reconstruction's thread or once it is idle.
+  std::string gpu_times_summary();
 
  private:
   // A picture on the device: three planes of 16-bit samples in `mem` (from the allocator, or
@@ -147,11 +177,16 @@ class HevcCudaReconstructor : public hevc::Reconstructor {
   mutable std::mutex allocator_error_mutex_;  // read by the element while run() may set it
   std::string allocator_error_;
   DeviceBuffer levels_, residuals_;
+  DeviceBuffer prepared_dev_;             // a prepared picture's blob (HevcPrepared) on the device
   StagingRing level_staging_;             // the levels on their way to levels_
   std::vector<Slot*> ref_slots_;          // reconstruct()'s scratch: the slot of each reference
   std::unique_ptr<HevcPlane[][3]> ref_planes_;  // and its planes (HevcMcBatch::refs)
   size_t ref_planes_size_ = 0;
   HostTimes host_times_;
+  // set_gpu_timing's stages: upload (references, PCM, levels), mc, inter_residual, intra
+  // (residuals and prediction), deblock, sao
+  enum GpuStage { kGpuUpload, kGpuMc, kGpuInterResidual, kGpuIntra, kGpuDeblock, kGpuSao, kGpuStages };
+  std::unique_ptr<StageTimer> gpu_timer_;
   HevcMcCore mc_;
   HevcResidualCore inter_residual_, intra_residual_;
   HevcIntraCore intra_;

@@ -1,6 +1,6 @@
 // bench_hevc.cpp: decoding speed of the HEVC engine (common/hevcdec), reconstruction on the CPU or the GPU: one Annex B file, the median of several runs
 //
-// Usage: bench-hevc [--cuda [--keep] | --host-only] [--threads N] [--frame-threads N] STREAM.hevc [RUNS]
+// Usage: bench-hevc [--cuda [--keep] [--gpu-times] | --host-only] [--threads N] [--frame-threads N] STREAM.hevc [RUNS]
 // --cuda runs the reconstruction and loop filters on the GPU (gvc::cuda::HevcCudaReconstructor,
 // CUDA builds only); parsing stays on the CPU, and every picture is downloaded. With --keep the
 // pictures stay on the GPU (set_keep_pictures, as cudahevcdec with CUDA memory out): each one
@@ -22,7 +22,9 @@
 // reconstructor (--cuda, --host-only) each run line adds this thread's time in decode() (and
 // end_access_unit()), the time of the reconstructor's run() and output() calls per picture,
 // and this thread's waiting in take_frame(); with --cuda a line before the
-// last gives run()'s host time by phase (HevcCudaReconstructor::host_times_summary).
+// last gives run()'s host time by phase (HevcCudaReconstructor::host_times_summary), and with
+// --gpu-times one more the GPU's time by stage (gpu_times_summary: timing events on the
+// reconstruction's stream; the period over all runs includes the time between runs).
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -117,6 +119,9 @@ struct TimedReconstructor : gvc::hevc::Reconstructor {
     return ok;
   }
   std::function<void()> thread_entry() override { return inner->thread_entry(); }
+  void prepare(const gvc::hevc::PicParams& pp, const gvc::hevc::Picture& pic, gvc::hevc::PictureRecon& r) override {
+    inner->prepare(pp, pic, r);
+  }
   void forget_pictures() override { inner->forget_pictures(); }
 };
 
@@ -124,6 +129,7 @@ struct TimedReconstructor : gvc::hevc::Reconstructor {
 
 int main(int argc, char** argv) {
   bool cuda = false, keep = false, host_only = false;
+  [[maybe_unused]] bool gpu_times = false;
   HostOnlyReconstructor host_recon;
   int threads = 0, frame_threads = 1;
   for (;;) {
@@ -139,6 +145,10 @@ int main(int argc, char** argv) {
       keep = true;
       --argc;
       ++argv;
+    } else if (argc > 1 && std::string(argv[1]) == "--gpu-times") {
+      gpu_times = true;
+      --argc;
+      ++argv;
     } else if (argc > 2 && std::string(argv[1]) == "--threads") {
       threads = std::max(1, std::atoi(argv[2]));
       argc -= 2;
@@ -152,7 +162,8 @@ int main(int argc, char** argv) {
     }
   }
   if (argc < 2) {
-    std::fprintf(stderr, "usage: %s [--cuda [--keep] | --host-only] [--threads N] [--frame-threads N] STREAM.hevc [RUNS]\n",
+    std::fprintf(stderr,
+                 "usage: %s [--cuda [--keep] [--gpu-times] | --host-only] [--threads N] [--frame-threads N] STREAM.hevc [RUNS]\n",
                  argv[0]);
     return 2;
   }
@@ -165,6 +176,7 @@ int main(int argc, char** argv) {
     recon.reset(new gvc::cuda::HevcCudaReconstructor(0));
   }
   if (recon) recon->set_keep_pictures(keep);
+  if (recon) recon->set_gpu_timing(gpu_times);
   gvc::cuda::DeviceBuffer out_buf;  // where --keep copies each picture
   // takes a kept picture as cudahevcdec does into CUDA memory; false on a CUDA error
   auto take = [&](const gvc::hevc::DecodedFrame& p) {
@@ -244,6 +256,12 @@ int main(int argc, char** argv) {
                   "take_frame() %.2f ms",
                   1e3 * decode_s / n, 1e3 * dec.lane_wait_seconds() / n, 1e3 * timed.run_s / timed.runs,
                   timed.outputs ? 1e3 * timed.output_s / timed.outputs : 0.0, 1e3 * take_s / n);
+    const gvc::hevc::Decoder::PipelineTimes pt = dec.pipeline_times();
+    if (pt.parses)
+      std::printf("; lanes: parse %.2f ms (row threads waiting: collocated rows %.2f, row above %.2f), "
+                  "run() waiting for it %.2f ms",
+                  1e3 * pt.parse_s / pt.parses, 1e3 * pt.col_wait_s / pt.parses, 1e3 * pt.row_wait_s / pt.parses,
+                  1e3 * pt.stage_wait_s / pt.parses);
     std::printf("\n");
     seconds.push_back(s);
     cpu.push_back(c);
@@ -260,6 +278,7 @@ int main(int argc, char** argv) {
     std::printf("gpu_memory_mib=%.1f pictures_mib=%.1f\n", double(free_before - free_after) / (1 << 20),
                 double(recon->picture_bytes()) / (1 << 20));
     std::printf("%s\n", recon->host_times_summary().c_str());  // every run's run() calls
+    if (gpu_times) std::printf("%s\n", recon->gpu_times_summary().c_str());
   }
 #endif
   std::printf("frames=%d median_s=%.4f fps=%.2f median_cpu_s=%.4f\n", frames, median, frames / median,

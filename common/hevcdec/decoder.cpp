@@ -150,6 +150,10 @@ struct Decoder::Impl {
   std::vector<int> damaged;       // those reported, for take_damaged_pocs()
   bool draining = false;  // flush() was called, no picture since: take_frame() waits for each
   double lane_wait_s = 0;  // the caller's thread waiting for a free lane
+  // pipeline_times(): every lane's parse waits, parse time and count, and the stage's waits
+  ParseWaits lane_waits;
+  std::atomic<int64_t> parse_ns{0}, stage_wait_ns{0};
+  std::atomic<int> parses{0};
   std::vector<PictureRecon> row_recons;  // the rows' records, reused picture after picture
 
   // While the reconstructor keeps its pictures, its calls are made on `stage`'s thread, run()
@@ -213,7 +217,13 @@ struct Decoder::Impl {
         for (int i = 0; i < rl.n[X]; ++i) used.push_back(dpb.share(rl.pic[X][i]));
     flight_ticket = stage.push(
         [this, pic, l] {
-          if (l) l->thread.wait(l->parse_ticket);
+          if (l) {
+            const auto t0 = std::chrono::steady_clock::now();
+            l->thread.wait(l->parse_ticket);
+            stage_wait_ns.fetch_add(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                        std::chrono::steady_clock::now() - t0).count(),
+                                    std::memory_order_relaxed);
+          }
           if (stage_failed) return;
           std::string err;
           if (!reconstructor->run(pp, l ? l->fs : flight_fs, l ? l->recon : flight_recon, *pic, err))
@@ -259,6 +269,7 @@ struct Decoder::Impl {
   // On the lane's thread: its picture's slice segments, in order; a failed one ends the
   // picture's parse (as a failure ends it on the caller's thread).
   void parse_lane(Lane& l) {
+    const auto t0 = std::chrono::steady_clock::now();
     std::vector<SliceInfo> slices;  // given by the caller's thread
     slices.swap(l.fs.slices);
     l.fs.reset(pp.width, pp.height, pp.pic_size_in_ctbs);
@@ -278,6 +289,7 @@ struct Decoder::Impl {
       in.col_pic = j.col_pic;
       in.recon = &l.recon;
       in.substreams = &j.substreams;
+      in.waits = &lane_waits;
       // the threads shared among the lanes (at least 2 each: a lane's rows are its speed)
       use_row_threads(in, threads > 1 ? std::max(2, threads / frame_threads) : 1, l.workers, l.row_recons);
       if (!decode_slice_segment(in, j.rbsp.data(), j.rbsp.size(), j.data_offset)) {
@@ -293,13 +305,20 @@ struct Decoder::Impl {
     // one thread for every picture
     plan_loop_filters(pp, l.fs, *l.pic, l.recon.loop_filters);
     l.recon.loop_filters_planned = true;
+    // and what the reconstructor can do ahead of its run() (its one thread is the pipeline's
+    // narrowest stage)
+    reconstructor->prepare(pp, *l.pic, l.recon);
+    parse_ns.fetch_add(
+        std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - t0).count(),
+        std::memory_order_relaxed);
+    parses.fetch_add(1, std::memory_order_relaxed);
   }
 
   // The current picture, parsed on `l`: its parse queued, and behind it (on the stage) its
   // run(); the pictures it makes ready are queued for output before that run(), as in
   // finish_picture.
   void finish_on_lane(Lane* l) {
-    l->parse_ticket = l->thread.push([this, l] { parse_lane(*l); });
+    l->parse_ticket = l->thread.push([this, l] { parse_lane(*l); }, reconstructor->thread_entry());
     cur->samples_on_host = false;
     dpb.after_decode(*cur_sps, cur, cur_output);
     Picture* pic = cur;
@@ -732,6 +751,17 @@ void Decoder::set_reconstructor(Reconstructor* r) {
 const std::string& Decoder::reconstructor_error() const { return impl_->reconstructor_error; }
 
 double Decoder::lane_wait_seconds() const { return impl_->lane_wait_s; }
+
+Decoder::PipelineTimes Decoder::pipeline_times() const {
+  const Impl& d = *impl_;
+  PipelineTimes t;
+  t.parses = d.parses.load();
+  t.parse_s = 1e-9 * double(d.parse_ns.load());
+  t.col_wait_s = 1e-9 * double(d.lane_waits.col_ns.load());
+  t.row_wait_s = 1e-9 * double(d.lane_waits.row_ns.load());
+  t.stage_wait_s = 1e-9 * double(d.stage_wait_ns.load());
+  return t;
+}
 
 bool Decoder::waiting_for_irap() const { return !impl_->seen_irap; }
 

@@ -87,6 +87,16 @@ class Decoder {
   // With frame threads: the time decode() and end_access_unit() waited for a free lane (the
   // pipeline full), in seconds since the decoder was made, for benchmarks.
   double lane_wait_seconds() const;
+  // With frame threads, for benchmarks, in seconds since the decoder was made: the lanes'
+  // parses (each picture's from its start on its lane to its end, summed), the part of their
+  // row threads' time that waited for the collocated picture's rows and for the WPP row above
+  // (summed over the row threads), and the reconstruction thread's waits for a parse to end
+  // before it could run() that picture. Read while no picture is in flight.
+  struct PipelineTimes {
+    int parses = 0;
+    double parse_s = 0, col_wait_s = 0, row_wait_s = 0, stage_wait_s = 0;
+  };
+  PipelineTimes pipeline_times() const;
   // Whether the decoder skips pictures until the next IRAP picture (after an error).
   bool waiting_for_irap() const;
   // Why the reconstructor failed (empty while it has not), for callers that must stop then.

@@ -15,6 +15,7 @@ void PictureRecon::clear() {
   pcm.clear();
   pcm_samples.clear();
   loop_filters_planned = false;
+  prepared_ready = false;
 }
 
 uint8_t PictureRecon::ref_index(const Picture* p) {

@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -22,6 +23,11 @@ struct PcmBlock {
   uint16_t x = 0, y = 0;  // luma
   uint8_t log2_size = 3;
   uint32_t offset = 0;    // into PictureRecon::pcm_samples
+};
+
+// What a reconstructor made of a picture's records ahead of its run() (Reconstructor::prepare).
+struct PreparedRecon {
+  virtual ~PreparedRecon() = default;
 };
 
 // Everything the sample reconstruction of a picture needs besides its reference pictures. The
@@ -44,6 +50,10 @@ struct PictureRecon {
   // reconstructor's thread need not. A reconstructor uses it when `loop_filters_planned`.
   LoopFilterPlan loop_filters;
   bool loop_filters_planned = false;
+  // Reconstructor::prepare's work on these records, kept from one picture to the next for its
+  // buffers; it is this picture's while `prepared_ready` (which clear() resets).
+  std::unique_ptr<PreparedRecon> prepared;
+  bool prepared_ready = false;
 
   void clear();
   // The index of `p` in `refs`, adding it when it is new.
@@ -85,6 +95,17 @@ class Reconstructor {
     (void)f;
     err = "this reconstructor keeps no pictures";
     return false;
+  }
+  // With frame threads: called on the lane of `pic` (thread_entry() run there first) once its
+  // parse is done and its loop filters planned (r.loop_filters_planned), before run() of
+  // `pic`, for several pictures at once, each with its own `r`. Host work that run() would
+  // do on its one thread may be done here and kept in r.prepared (setting r.prepared_ready);
+  // run() must give the same result with or without it, and reports what is wrong with the
+  // records itself.
+  virtual void prepare(const PicParams& pp, const Picture& pic, PictureRecon& r) {
+    (void)pp;
+    (void)pic;
+    (void)r;
   }
   // Drops what it keeps of earlier pictures (a new decoder starts using it).
   virtual void forget_pictures() {}

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cstring>
 #include <memory>
 #include <system_error>
@@ -18,6 +19,24 @@
 
 namespace gvc::hevc {
 namespace {
+
+// Adds the time from its making to its end to `*ns` (nothing for null): a wait that blocks.
+class WaitTimer {
+ public:
+  explicit WaitTimer(std::atomic<int64_t>* ns)
+      : ns_(ns), t0_(ns ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point()) {}
+  ~WaitTimer() {
+    if (ns_)
+      ns_->fetch_add(std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - t0_).count(),
+                     std::memory_order_relaxed);
+  }
+  WaitTimer(const WaitTimer&) = delete;
+  WaitTimer& operator=(const WaitTimer&) = delete;
+
+ private:
+  std::atomic<int64_t>* ns_;
+  std::chrono::steady_clock::time_point t0_;
+};
 
 // Progress of one CTB row decoded on its own thread (WPP): CTBs done, and the contexts after its
 // second CTB (TableStateIdxWpp), valid once done >= 2 or the row is complete.
@@ -51,8 +70,12 @@ class SliceDecoder {
   // in this row only: the bottom right candidate is taken within the same CTB row) is parsed.
   void wait_for_col_rows() {
     if (!in_.col_pic || !in_.col_pic->parsed_rows || col_rows_ >= y_ctb_ + pp_.ctb_size) return;
-    in_.col_pic->parsed_rows->wait_for(y_ctb_ + pp_.ctb_size);
-    col_rows_ = in_.col_pic->parsed_rows->get();
+    const Progress& col = *in_.col_pic->parsed_rows;
+    if (col.get() < y_ctb_ + pp_.ctb_size) {
+      const WaitTimer t(in_.waits ? &in_.waits->col_ns : nullptr);
+      col.wait_for(y_ctb_ + pp_.ctb_size);
+    }
+    col_rows_ = col.get();
   }
   // The rows up to the current CTB's are complete in the picture's motion field.
   void publish_rows() {
@@ -330,11 +353,14 @@ bool SliceDecoder::run(const uint8_t* rbsp, size_t size, size_t data_offset) {
 }
 
 // Waits until the row above has `ctbs` CTBs done (or is complete, or the segment failed).
-bool wait_for(const RowSync* above, int ctbs, const std::atomic<bool>& abort) {
+bool wait_for(const RowSync* above, int ctbs, const std::atomic<bool>& abort, ParseWaits* waits) {
   if (!above) return true;
   // (a thread yielding for its row above without end took the cores of the rows of other
   // pictures, 20 % of the frame-threaded decoder's CPU; Progress sleeps after 0.5 ms)
-  if (above->done.get() < ctbs) above->done.wait_for(ctbs);
+  if (above->done.get() < ctbs) {
+    const WaitTimer t(waits ? &waits->row_ns : nullptr);
+    above->done.wait_for(ctbs);
+  }
   // a failed row is marked complete without being so: nothing of it may be read
   return !abort.load(std::memory_order_acquire);
 }
@@ -349,7 +375,7 @@ bool SliceDecoder::run_row(const uint8_t* rbsp, size_t size, size_t start, int y
   y_ctb_ = y << pp_.log2_ctb_size;
   // 9.3.1 at the row start: the contexts of the row above after its 2nd CTB when the CTB above
   // right is available (in this slice), else initialised; qPY_PREV = SliceQpY.
-  if (!wait_for(above, std::min(2, w), abort)) return false;
+  if (!wait_for(above, std::min(2, w), abort, in_.waits)) return false;
   x_ctb_ = 0;
   ctb_addr_rs_ = y * w;
   ctb_addr_ts_ = ctb_addr_rs_;  // no tiles
@@ -362,7 +388,7 @@ bool SliceDecoder::run_row(const uint8_t* rbsp, size_t size, size_t start, int y
   qp_y_prev_ = slice_qp_y_;
   qp_y_ = qp_y_prev_;
   for (int x = 0; x < w; ++x) {
-    if (!wait_for(above, std::min(x + 2, w), abort)) return false;
+    if (!wait_for(above, std::min(x + 2, w), abort, in_.waits)) return false;
     x_ctb_ = x << pp_.log2_ctb_size;
     ctb_addr_rs_ = y * w + x;
     ctb_addr_ts_ = ctb_addr_rs_;

@@ -3,6 +3,7 @@
 
 #include <gst/codecparsers/gsth265parser.h>
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <vector>
@@ -23,6 +24,13 @@ struct SegmentCarry {
 
 struct PictureRecon;
 
+// Time a picture's parse spent waiting, summed over its row threads (frame threads: for
+// benchmarks, Decoder::pipeline_times).
+struct ParseWaits {
+  std::atomic<int64_t> col_ns{0};  // for the collocated picture's rows (wait_for_col_rows)
+  std::atomic<int64_t> row_ns{0};  // WPP rows for the row above
+};
+
 struct SliceDecodeInput {
   const PicParams* pp = nullptr;
   const GstH265SliceHdr* sh = nullptr;  // dependent segments: fields of the independent header
@@ -42,6 +50,7 @@ struct SliceDecodeInput {
   // one picture to the next so that their buffers are reused (null: made for this segment).
   Workers* workers = nullptr;
   std::vector<PictureRecon>* row_recons = nullptr;
+  ParseWaits* waits = nullptr;  // where the waits that block are timed (null: not timed)
 };
 
 // Parses slice_segment_data() from `rbsp` (emulation prevention removed), starting at byte

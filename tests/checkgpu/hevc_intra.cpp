@@ -510,6 +510,47 @@ TEST(HevcReconStreams, KeptPicturesMatchCpuFrameByFrame) {
               files.size(), n_frames, n_device);
 }
 
+// The same streams with every picture kept on the device and parsed on 4 frame lanes, so that
+// each lane prepares its picture's records for the GPU (HevcCudaReconstructor::prepare: the
+// packed PBs, intra blocks, levels and deblocking arrays uploaded in one copy): frames
+// identical to the CPU's.
+TEST(HevcReconStreams, FrameLanesPreparedMatchCpuFrameByFrame) {
+  if (!cuda_backend()) GTEST_SKIP() << "no CUDA device: " << no_cuda_reason();
+  std::string why;
+  const std::vector<std::string> files = stream_files(why);
+  if (files.empty()) GTEST_SKIP() << why;
+  gvc::cuda::HevcCudaReconstructor recon(0);
+  recon.set_keep_pictures(true);
+  int n_frames = 0;
+  for (const std::string& f : files) {
+    const std::vector<uint8_t> data = read_file(f);
+    auto decode = [&](gvc::hevc::Reconstructor* r) {
+      std::vector<std::vector<uint8_t>> out;
+      gvc::hevc::Decoder dec;
+      dec.set_frame_threads(4);
+      dec.set_reconstructor(r);
+      gvc::hevc::DecodedFrame fr;
+      const bool ok = dec.decode(data.data(), data.size());
+      dec.flush();
+      while (dec.take_frame(fr, true)) {
+        std::string err;
+        out.push_back(semi_planar_bytes(fr, err));
+        EXPECT_EQ(err, "") << f;
+      }
+      EXPECT_TRUE(ok) << f << ": " << dec.error();
+      EXPECT_EQ(dec.reconstructor_error(), "") << f;
+      return out;
+    };
+    const auto cpu = decode(nullptr);
+    const auto gpu = decode(&recon);
+    ASSERT_EQ(cpu.size(), gpu.size()) << f;
+    for (size_t i = 0; i < cpu.size(); ++i) ASSERT_TRUE(cpu[i] == gpu[i]) << f << ": frame " << i << " differs";
+    n_frames += int(cpu.size());
+  }
+  std::printf("HEVC streams on 4 frame lanes, records prepared on the lanes: %zu streams, %d frames identical to "
+              "the CPU's\n", files.size(), n_frames);
+}
+
 // The same streams with the DPB in memory from a PictureAllocator (as cudahevcdec's
 // GstCudaBufferPool gives it): pitched planes (rows 40 samples longer than the picture's),
 // every picture of the reconstructor from the allocator, frames identical to the CPU's.
