@@ -192,6 +192,19 @@ GVC_HD void deblock_mb_line(const DeblockPlanes& mb, const MbEdges& e, int dir, 
   }
 }
 
+// One direction of deblock_mb_edges below (0: the vertical edges, 1: the horizontal ones),
+// lines shared out over the lanes as there; the caller synchronises the lanes after it.
+GVC_HD void deblock_mb_dir(const DeblockPlanes& mb, const MbEdges& e, const DeblockParams& p, int dir, int lane = 0,
+                           int lanes = 1) {
+  using namespace deblock_detail;
+  EdgeFilter f[4];
+  for (int line = lane, fc = -1; line < 32; line += lanes) {
+    const int c = deblock_line_plane(line);
+    if (c != fc) edge_filters(e, p, dir, fc = c, f);  // once per plane a lane visits
+    deblock_mb_line(mb, e, dir, line, f);
+  }
+}
+
 // Filters the edges of a macroblock (luma and chroma: vertical edges left to right, then
 // horizontal edges top to bottom) as `e` says; `mb` points at its top-left samples (luma and
 // both chroma planes, with their strides), the samples up to 4 (luma) or 2 (chroma) before it
@@ -199,14 +212,8 @@ GVC_HD void deblock_mb_line(const DeblockPlanes& mb, const MbEdges& e, int dir, 
 // Lane `lane` of `lanes` filters lines lane, lane + lanes, ... of deblock_mb_line's 32.
 GVC_HD void deblock_mb_edges(const DeblockPlanes& mb, const MbEdges& e, const DeblockParams& p, int lane = 0,
                              int lanes = 1) {
-  using namespace deblock_detail;
   for (int dir = 0; dir < 2; dir++) {
-    EdgeFilter f[4];
-    for (int line = lane, fc = -1; line < 32; line += lanes) {
-      const int c = deblock_line_plane(line);
-      if (c != fc) edge_filters(e, p, dir, fc = c, f);  // once per plane a lane visits
-      deblock_mb_line(mb, e, dir, line, f);
-    }
+    deblock_mb_dir(mb, e, p, dir, lane, lanes);
     // A lane filters the same rows across every vertical edge, but the horizontal edges'
     // columns cross every lane's rows.
     GVC_LANE_SYNC();
