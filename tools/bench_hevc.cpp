@@ -21,7 +21,9 @@
 // "frames=N median_s=T fps=F median_cpu_s=C" that tools/bench_hevc.sh parses. With a
 // reconstructor (--cuda, --host-only) each run line adds this thread's time in decode() (and
 // end_access_unit()), the time of the reconstructor's run() and output() calls per picture,
-// and this thread's waiting in take_frame(); with --cuda a line before the
+// and this thread's waiting in take_frame(), and with frame threads the lanes' parse per
+// picture, their row threads' waits and run()'s waits for a parse (Decoder::pipeline_times);
+// with --cuda a line before the
 // last gives run()'s host time by phase (HevcCudaReconstructor::host_times_summary), and with
 // --gpu-times one more the GPU's time by stage (gpu_times_summary: timing events on the
 // reconstruction's stream; the period over all runs includes the time between runs).
