@@ -56,13 +56,13 @@ class HevcIntraCore {
     std::vector<PackedBlock> blocks;  // in the order of the launch
     std::vector<uint32_t> deps;
     int plane_w[3] = {}, plane_h[3] = {};  // the planes packed for
-    // pack()'s scratch, kept for its buffers. The block that wrote each unit of each plane,
-    // or -1: cleared only when the plane's size changes, so an entry may be left from an
-    // earlier call (pack() tells those apart).
+    // pack()'s scratch, kept for its buffers
     std::vector<PackedBlock> reordered;
     std::vector<uint32_t> reordered_deps;
     std::vector<int> wave;
     std::vector<uint32_t> pos, wave_start, order;
+    // The block that wrote each unit of each plane, or -1: cleared only when the plane's size
+    // changes, so an entry may be left from an earlier call (pack() tells those apart).
     std::vector<int32_t> owner[3];
     int owner_w[3] = {}, owner_h[3] = {};
   };

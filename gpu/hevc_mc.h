@@ -30,9 +30,10 @@ class HevcMcCore {
   // As on the CPU: samples of a PB outside its destination plane are not written, reference
   // sample positions are clipped into the reference plane, PBs without a prediction list are
   // skipped. PBs must not overlap (the order of their writes is not defined).
-  // Refused (nothing queued): bit depths outside 8..12, PBs larger than 64x64 or at negative
-  // positions, a reference index beyond n_refs or to a missing plane, explicit weights outside
-  // 7.4.7.3's ranges (denominators 0..7, weights -128..255, offsets -128..127).
+  // Refused (nothing written into `dst`): bit depths outside 8..12, PBs larger than 64x64 or at
+  // negative positions, a reference index beyond n_refs, a missing plane of a reference that a
+  // PB predicting something inside `dst` reads, explicit weights outside 7.4.7.3's ranges
+  // (denominators 0..7, weights -128..255, offsets -128..127).
   // Returns when the work is queued: `dst` is complete once `s` is synchronised. Successive
   // calls on one core must use one stream (they reuse its buffers); a call first waits until
   // the upload of the call before the previous one has left the pinned staging buffers

@@ -16,7 +16,10 @@ HevcCudaReconstructor::HevcCudaReconstructor(int device_id) : device_id_(device_
 
 std::function<void()> HevcCudaReconstructor::thread_entry() {
   void* ctx = current_context();
-  return [this, ctx] { entry_failed_ = !make_context_current(ctx); };
+  // a failure sticks: the lanes' jobs enter too, and one of them succeeding must not hide it
+  return [this, ctx] {
+    if (!make_context_current(ctx)) entry_failed_ = true;
+  };
 }
 
 namespace {
@@ -237,7 +240,9 @@ void HevcCudaReconstructor::prepare(const hevc::PicParams& pp, const hevc::Pictu
     p = static_cast<HevcPrepared*>(r.prepared.get());
   }
   p->decode_index = pic.decode_index;
-  p->status = entry_failed_ ? Status::error("no CUDA context on the lane") : prepare_picture(pp, pic, r, *p);
+  // only in the caller's context (thread_entry() on the lane), never a primary one of our own
+  p->status = entry_failed_ || !context_is_current() ? Status::error("no CUDA context on the lane")
+                                                      : prepare_picture(pp, pic, r, *p);
   r.prepared_ready = true;
 }
 
@@ -250,8 +255,8 @@ Status HevcCudaReconstructor::reconstruct(const hevc::PicParams& pp, const hevc:
   GVC_TRY(enter_device(device_id_));
   if (!stream_.get()) GVC_TRY(stream_.create());
   const cudaStream_t s = stream_.get();
-  // a slot about to be written may hold a picture whose output copy is still queued
   if (gpu_timer_) GVC_TRY(gpu_timer_->begin(s));
+  // a slot about to be written may hold a picture whose output copy is still queued
   GVC_TRY(output_done_.wait_on(s));
 
   // the reference pictures first, so that the current picture's slot cannot evict one

@@ -69,6 +69,9 @@ struct HevcPrepared : hevc::PreparedRecon {
   size_t levels_at = 0, mc_pbs_at = 0, mc_first_at = 0, mc_block_at = 0, intra_blocks_at = 0, intra_deps_at = 0,
          deblock_at = 0;
   Event uploaded;  // recorded after run()'s copy out of `blob`: prepare() waits for it
+  // `blob` is not freed under a copy still reading it (the decoder drops its lanes' records
+  // with it, on the thread whose context the copy was queued in)
+  ~HevcPrepared() override { (void)uploaded.synchronize("HEVC reconstruction: a lane's last upload"); }
 };
 
 // Device memory for one picture of the DPB: three planes of 16-bit samples (4:2:0), each at
@@ -95,7 +98,8 @@ class HevcCudaReconstructor : public hevc::Reconstructor {
   bool output(const hevc::Picture& pic, hevc::DecodedFrame& f, std::string& err) override;
   // On a frame lane: packs the inter PBs and the intra blocks, and copies the levels and the
   // deblocking arrays, into pinned memory of the lane's own (HevcPrepared), so that run()
-  // uploads them in one copy and only launches.
+  // uploads them in one copy; run() still packs the TU lists, SAO's parameters and the PCM
+  // samples, and the references' plane table. Only in a CUDA context made current there.
   void prepare(const hevc::PicParams& pp, const hevc::Picture& pic, hevc::PictureRecon& r) override;
   // Leave pictures on the device (output() hands them out) rather than downloading each one
   // into its host planes; may change between pictures.
@@ -117,13 +121,13 @@ class HevcCudaReconstructor : public hevc::Reconstructor {
   // work being asynchronous (waits for it included, where a stage must wait).
   struct HostTimes {
     double refs = 0;            // slots, reference and PCM uploads, the wait for output()
-    double levels = 0;          // the levels' upload and the scaling matrices
-    double mc = 0;              // HevcMcCore::run
+    double levels = 0;          // the levels' upload (or the prepared records') and the scaling matrices
+    double mc = 0;              // HevcMcCore::run (prepared: launch)
     double inter_residual = 0;  // HevcResidualCore::run of the inter TUs
     double intra_residual = 0;  // HevcResidualCore::run_to_residuals of the intra TUs
-    double intra = 0;           // HevcIntraCore::run
+    double intra = 0;           // HevcIntraCore::run (prepared: launch)
     double plan = 0;            // hevc::plan_loop_filters, unless the decoder planned (frame threads)
-    double deblock = 0;         // HevcDeblockCore::run
+    double deblock = 0;         // HevcDeblockCore::run (prepared: launch)
     double sao = 0;             // HevcSaoCore::run
     double download = 0;        // the download and wait, without set_keep_pictures(true)
     double total = 0;           // the whole of reconstruct()
@@ -166,7 +170,7 @@ class HevcCudaReconstructor : public hevc::Reconstructor {
 
   int device_id_;
   std::atomic<bool> keep_pictures_{false};  // set by the element's thread, read on the decoder's
-  std::atomic<bool> entry_failed_{false};   // thread_entry() could not make the context current
+  std::atomic<bool> entry_failed_{false};   // thread_entry() could not make the context current (sticks)
   Stream stream_;
   Stream output_stream_;  // output() only: waits for each picture's `done`
   Event output_done_;     // after the last output() conversion; the next picture waits for it

@@ -268,7 +268,7 @@ struct Decoder::Impl {
 
   // On the lane's thread: its picture's slice segments, in order; a failed one ends the
   // picture's parse (as a failure ends it on the caller's thread).
-  void parse_lane(Lane& l) {
+  void parse_lane(Lane& l, bool prepare) {
     const auto t0 = std::chrono::steady_clock::now();
     std::vector<SliceInfo> slices;  // given by the caller's thread
     slices.swap(l.fs.slices);
@@ -306,8 +306,8 @@ struct Decoder::Impl {
     plan_loop_filters(pp, l.fs, *l.pic, l.recon.loop_filters);
     l.recon.loop_filters_planned = true;
     // and what the reconstructor can do ahead of its run() (its one thread is the pipeline's
-    // narrowest stage)
-    reconstructor->prepare(pp, *l.pic, l.recon);
+    // narrowest stage), when the picture goes to it with the lane's records
+    if (prepare) reconstructor->prepare(pp, *l.pic, l.recon);
     parse_ns.fetch_add(
         std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - t0).count(),
         std::memory_order_relaxed);
@@ -318,7 +318,7 @@ struct Decoder::Impl {
   // run(); the pictures it makes ready are queued for output before that run(), as in
   // finish_picture.
   void finish_on_lane(Lane* l) {
-    l->parse_ticket = l->thread.push([this, l] { parse_lane(*l); }, reconstructor->thread_entry());
+    l->parse_ticket = l->thread.push([this, l] { parse_lane(*l, true); }, reconstructor->thread_entry());
     cur->samples_on_host = false;
     dpb.after_decode(*cur_sps, cur, cur_output);
     Picture* pic = cur;
@@ -338,7 +338,7 @@ struct Decoder::Impl {
       if (reconstructor_ok() && reconstructor->keeps_pictures()) return finish_on_lane(l);
       // the reconstructor failed, or stopped keeping pictures, since the picture started:
       // its parse here, then the path below
-      l->thread.push([this, l] { parse_lane(*l); });
+      l->thread.push([this, l] { parse_lane(*l, false); });
       l->thread.wait_idle();
       std::swap(fs, l->fs);
       std::swap(recon, l->recon);

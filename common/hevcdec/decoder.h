@@ -88,7 +88,8 @@ class Decoder {
   // pipeline full), in seconds since the decoder was made, for benchmarks.
   double lane_wait_seconds() const;
   // With frame threads, for benchmarks, in seconds since the decoder was made: the lanes'
-  // parses (each picture's from its start on its lane to its end, summed), the part of their
+  // parses (each picture's from its start on its lane to its end, its loop filters' plan and
+  // Reconstructor::prepare included, summed), the part of their
   // row threads' time that waited for the collocated picture's rows and for the WPP row above
   // (summed over the row threads), and the reconstruction thread's waits for a parse to end
   // before it could run() that picture. Read while no picture is in flight.

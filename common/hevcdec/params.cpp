@@ -122,6 +122,11 @@ bool PicParams::derive_anew(const GstH265SPS* s, const GstH265PPS* p) {
   log2_min_tb_size = s->log2_min_transform_block_size_minus2 + 2;
   log2_max_tb_size = log2_min_tb_size + s->log2_diff_max_min_transform_block_size;
   if (log2_ctb_size < 4 || log2_ctb_size > 6 || log2_max_tb_size > 5) return false;
+  // 7.4.3.2.1: MinTbLog2SizeY < MinCbLog2SizeY, MaxTbLog2SizeY <= CtbLog2SizeY (the TB grid
+  // sizes below shift by their difference; GstH265Parser does not check)
+  if (log2_min_tb_size >= log2_min_cb_size || log2_max_tb_size > log2_ctb_size) return false;
+  // 7.4.3.3.1: diff_cu_qp_delta_depth is at most log2_diff_max_min_luma_coding_block_size
+  if (p->diff_cu_qp_delta_depth > s->log2_diff_max_min_luma_coding_block_size) return false;
   // 7.4.3.2.1: the picture is whole minimum coding blocks (the CU walk and the 8x8 deblocking
   // grid rely on it; GstH265Parser does not check)
   const int min_cb_mask = (1 << log2_min_cb_size) - 1;

@@ -24,8 +24,8 @@ struct SegmentCarry {
 
 struct PictureRecon;
 
-// Time a picture's parse spent waiting, summed over its row threads (frame threads: for
-// benchmarks, Decoder::pipeline_times).
+// Time parses spent waiting, summed over their row threads (frame threads: the decoder's one
+// instance sums every lane's pictures, for benchmarks: Decoder::pipeline_times).
 struct ParseWaits {
   std::atomic<int64_t> col_ns{0};  // for the collocated picture's rows (wait_for_col_rows)
   std::atomic<int64_t> row_ns{0};  // WPP rows for the row above
