@@ -16,10 +16,7 @@ HevcCudaReconstructor::HevcCudaReconstructor(int device_id) : device_id_(device_
 
 std::function<void()> HevcCudaReconstructor::thread_entry() {
   void* ctx = current_context();
-  // a failure sticks: the lanes' jobs enter too, and one of them succeeding must not hide it
-  return [this, ctx] {
-    if (!make_context_current(ctx)) entry_failed_ = true;
-  };
+  return [this, ctx] { entry_failed_ = !make_context_current(ctx); };
 }
 
 namespace {
@@ -177,7 +174,6 @@ size_t align16(size_t n) { return (n + 15) & ~size_t(15); }
 // The host half of the cores' work for `r` into `p` (HevcCudaReconstructor::prepare).
 Status prepare_picture(const hevc::PicParams& pp, const hevc::Picture& pic, const hevc::PictureRecon& r,
                        HevcPrepared& p) {
-  GVC_TRY(p.uploaded.synchronize("HEVC reconstruction: the last upload of a lane's records"));
   const int w[3] = {pic.plane[0].width, pic.plane[1].width, pic.plane[2].width};
   const int h[3] = {pic.plane[0].height, pic.plane[1].height, pic.plane[2].height};
   p.mc = HevcMcCore::Packed{};
@@ -193,42 +189,48 @@ Status prepare_picture(const hevc::PicParams& pp, const hevc::Picture& pic, cons
   p.intra.blocks.clear();
   p.intra.deps.clear();
   if (!r.intra.empty()) GVC_TRY(HevcIntraCore::pack(r.intra, r.intra_tus, w, h, pp.log2_ctb_size, p.intra));
-  const hevc::LoopFilterPlan& plan = r.loop_filters;
-  p.deblock = r.loop_filters_planned && plan.deblock;
-  if (p.deblock) GVC_TRY(HevcDeblockCore::check(plan.deblock_frame));
+  p.deblock = r.loop_filters_planned && r.loop_filters.deblock;
+  if (p.deblock) GVC_TRY(HevcDeblockCore::check(r.loop_filters.deblock_frame));
+  return {};
+}
 
-  // one after another, each 16-byte aligned
+// Where run() puts a prepared picture's parts in its staging and on the device, one after
+// another, each 16-byte aligned.
+struct PreparedLayout {
+  size_t levels = 0, mc_pbs = 0, mc_first = 0, mc_block = 0, intra_blocks = 0, intra_deps = 0, deblock = 0, bytes = 0;
+};
+
+PreparedLayout prepared_layout(const hevc::PictureRecon& r, const HevcPrepared& p) {
+  PreparedLayout l;
   size_t at = 0;
   auto place = [&at](size_t bytes) {
     const size_t here = at;
     at = align16(at + bytes);
     return here;
   };
-  p.levels_at = place(r.levels.size() * sizeof(int16_t));
-  p.mc_pbs_at = place(p.mc.pbs.size() * sizeof(HevcMcCore::PackedPb));
-  p.mc_first_at = place(p.mc.first_tile.size() * sizeof(uint32_t));
-  p.mc_block_at = place(p.mc.block_pb.size() * sizeof(uint32_t));
-  p.intra_blocks_at = place(p.intra.blocks.size() * sizeof(HevcIntraCore::PackedBlock));
-  p.intra_deps_at = place(p.intra.deps.size() * sizeof(uint32_t));
-  p.deblock_at = place(p.deblock ? HevcDeblockCore::array_bytes(plan.deblock_frame) : 0);
-  p.bytes = at;
-  if (p.capacity < p.bytes) {
-    const size_t want = p.bytes + p.bytes / 4;  // every cudaMallocHost costs far more than a copy
-    GVC_TRY(p.blob.reserve(want));
-    p.capacity = want;
-  }
-  uint8_t* base = p.blob.get<uint8_t>();
+  l.levels = place(r.levels.size() * sizeof(int16_t));
+  l.mc_pbs = place(p.mc.pbs.size() * sizeof(HevcMcCore::PackedPb));
+  l.mc_first = place(p.mc.first_tile.size() * sizeof(uint32_t));
+  l.mc_block = place(p.mc.block_pb.size() * sizeof(uint32_t));
+  l.intra_blocks = place(p.intra.blocks.size() * sizeof(HevcIntraCore::PackedBlock));
+  l.intra_deps = place(p.intra.deps.size() * sizeof(uint32_t));
+  l.deblock = place(p.deblock ? HevcDeblockCore::array_bytes(r.loop_filters.deblock_frame) : 0);
+  l.bytes = at;
+  return l;
+}
+
+// Copies the parts of `l` into `base`.
+void copy_prepared(const hevc::PictureRecon& r, const HevcPrepared& p, const PreparedLayout& l, uint8_t* base) {
   auto put = [base](size_t at, const void* src, size_t bytes) {
     if (bytes) std::memcpy(base + at, src, bytes);
   };
-  put(p.levels_at, r.levels.data(), r.levels.size() * sizeof(int16_t));
-  put(p.mc_pbs_at, p.mc.pbs.data(), p.mc.pbs.size() * sizeof(HevcMcCore::PackedPb));
-  put(p.mc_first_at, p.mc.first_tile.data(), p.mc.first_tile.size() * sizeof(uint32_t));
-  put(p.mc_block_at, p.mc.block_pb.data(), p.mc.block_pb.size() * sizeof(uint32_t));
-  put(p.intra_blocks_at, p.intra.blocks.data(), p.intra.blocks.size() * sizeof(HevcIntraCore::PackedBlock));
-  put(p.intra_deps_at, p.intra.deps.data(), p.intra.deps.size() * sizeof(uint32_t));
-  if (p.deblock) HevcDeblockCore::copy_arrays(plan.deblock_frame, base + p.deblock_at);
-  return {};
+  put(l.levels, r.levels.data(), r.levels.size() * sizeof(int16_t));
+  put(l.mc_pbs, p.mc.pbs.data(), p.mc.pbs.size() * sizeof(HevcMcCore::PackedPb));
+  put(l.mc_first, p.mc.first_tile.data(), p.mc.first_tile.size() * sizeof(uint32_t));
+  put(l.mc_block, p.mc.block_pb.data(), p.mc.block_pb.size() * sizeof(uint32_t));
+  put(l.intra_blocks, p.intra.blocks.data(), p.intra.blocks.size() * sizeof(HevcIntraCore::PackedBlock));
+  put(l.intra_deps, p.intra.deps.data(), p.intra.deps.size() * sizeof(uint32_t));
+  if (p.deblock) HevcDeblockCore::copy_arrays(r.loop_filters.deblock_frame, base + l.deblock);
 }
 
 }  // namespace
@@ -240,9 +242,7 @@ void HevcCudaReconstructor::prepare(const hevc::PicParams& pp, const hevc::Pictu
     p = static_cast<HevcPrepared*>(r.prepared.get());
   }
   p->decode_index = pic.decode_index;
-  // only in the caller's context (thread_entry() on the lane), never a primary one of our own
-  p->status = entry_failed_ || !context_is_current() ? Status::error("no CUDA context on the lane")
-                                                      : prepare_picture(pp, pic, r, *p);
+  p->status = prepare_picture(pp, pic, r, *p);
   r.prepared_ready = true;
 }
 
@@ -288,14 +288,19 @@ Status HevcCudaReconstructor::reconstruct(const hevc::PicParams& pp, const hevc:
   auto* prep = r.prepared_ready ? dynamic_cast<HevcPrepared*>(r.prepared.get()) : nullptr;
   if (prep && (prep->decode_index != pic.decode_index || !prep->status.ok())) prep = nullptr;
   const uint8_t* prep_dev = nullptr;
+  PreparedLayout at;
   if (prep) {
-    if (prepared_dev_.size() < prep->bytes) GVC_TRY(prepared_dev_.reserve(with_headroom(prep->bytes)));
-    GVC_CUDA_TRY(cudaMemcpyAsync(prepared_dev_.get(), prep->blob.get(), prep->bytes, cudaMemcpyHostToDevice, s));
-    GVC_TRY(prep->uploaded.record(s));
+    at = prepared_layout(r, *prep);
+    uint8_t* staging = nullptr;
+    GVC_TRY(prepared_staging_.acquire(at.bytes, staging));
+    copy_prepared(r, *prep, at, staging);
+    if (prepared_dev_.size() < at.bytes) GVC_TRY(prepared_dev_.reserve(with_headroom(at.bytes)));
+    GVC_CUDA_TRY(cudaMemcpyAsync(prepared_dev_.get(), staging, at.bytes, cudaMemcpyHostToDevice, s));
+    GVC_TRY(prepared_staging_.release(s));
     prep_dev = prepared_dev_.get<uint8_t>();
   }
   const size_t level_bytes = r.levels.size() * sizeof(int16_t);
-  const int16_t* levels = prep ? reinterpret_cast<const int16_t*>(prep_dev + prep->levels_at) : levels_.get<int16_t>();
+  const int16_t* levels = prep ? reinterpret_cast<const int16_t*>(prep_dev + at.levels) : levels_.get<int16_t>();
   if (level_bytes && !prep) {
     if (levels_.size() < level_bytes) GVC_TRY(levels_.reserve(with_headroom(level_bytes)));
     uint8_t* staging = nullptr;
@@ -323,9 +328,9 @@ Status HevcCudaReconstructor::reconstruct(const hevc::PicParams& pp, const hevc:
       for (int c = 0; c < 3; ++c) ref_planes_[i][c] = ref_slots_[i]->plane[c];
     if (prep) {
       GVC_TRY(mc_.launch(prep->mc, ref_planes_.get(), int(r.refs.size()),
-                         reinterpret_cast<const HevcMcCore::PackedPb*>(prep_dev + prep->mc_pbs_at),
-                         reinterpret_cast<const uint32_t*>(prep_dev + prep->mc_first_at),
-                         reinterpret_cast<const uint32_t*>(prep_dev + prep->mc_block_at), cur.plane, s));
+                         reinterpret_cast<const HevcMcCore::PackedPb*>(prep_dev + at.mc_pbs),
+                         reinterpret_cast<const uint32_t*>(prep_dev + at.mc_first),
+                         reinterpret_cast<const uint32_t*>(prep_dev + at.mc_block), cur.plane, s));
     } else {
       HevcMcBatch b;
       b.refs = ref_planes_.get();
@@ -352,8 +357,8 @@ Status HevcCudaReconstructor::reconstruct(const hevc::PicParams& pp, const hevc:
     }
     lap(t, times.intra_residual);
     if (prep)
-      GVC_TRY(intra_.launch(prep->intra, reinterpret_cast<const HevcIntraCore::PackedBlock*>(prep_dev + prep->intra_blocks_at),
-                            reinterpret_cast<const uint32_t*>(prep_dev + prep->intra_deps_at), residuals_.get<int16_t>(),
+      GVC_TRY(intra_.launch(prep->intra, reinterpret_cast<const HevcIntraCore::PackedBlock*>(prep_dev + at.intra_blocks),
+                            reinterpret_cast<const uint32_t*>(prep_dev + at.intra_deps), residuals_.get<int16_t>(),
                             cur.plane, pp.bit_depth_y, pp.bit_depth_c, pp.sps->strong_intra_smoothing_enabled_flag, s));
     else
       GVC_TRY(intra_.run(r.intra, r.intra_tus, residuals_.get<int16_t>(), cur.plane, pp.bit_depth_y,
@@ -371,7 +376,7 @@ Status HevcCudaReconstructor::reconstruct(const hevc::PicParams& pp, const hevc:
   lap(t, times.plan);
   if (plan->deblock) {
     if (prep && prep->deblock && plan == &r.loop_filters)
-      GVC_TRY(deblock_.launch(plan->deblock_frame, prep_dev + prep->deblock_at, cur.plane, s));
+      GVC_TRY(deblock_.launch(plan->deblock_frame, prep_dev + at.deblock, cur.plane, s));
     else
       GVC_TRY(deblock_.run(plan->deblock_frame, cur.plane, s));
   }

@@ -55,23 +55,15 @@ class HevcDeviceFrame : public hevc::DeviceFrame {
   cudaStream_t stream_ = nullptr;  // the reconstructor's output stream
 };
 
-// What HevcCudaReconstructor::prepare makes of a picture's records on its lane: the packed
-// work of the cores and the levels, one after another in pinned memory, uploaded by run() in
-// one copy.
+// What HevcCudaReconstructor::prepare makes of a picture's records on its lane (host memory
+// only, no CUDA call): the cores' packed work, which run() copies with the levels and the
+// deblocking arrays into its pinned staging and uploads in one copy.
 struct HevcPrepared : hevc::PreparedRecon {
   Status status;              // of prepare(): run() does the work itself when it failed
   uint64_t decode_index = 0;  // the picture prepared for
   HevcMcCore::Packed mc;
   HevcIntraCore::Packed intra;
-  bool deblock = false;       // the deblocking arrays are in `blob`
-  PinnedBuffer blob;
-  size_t capacity = 0, bytes = 0;
-  size_t levels_at = 0, mc_pbs_at = 0, mc_first_at = 0, mc_block_at = 0, intra_blocks_at = 0, intra_deps_at = 0,
-         deblock_at = 0;
-  Event uploaded;  // recorded after run()'s copy out of `blob`: prepare() waits for it
-  // `blob` is not freed under a copy still reading it (the decoder drops its lanes' records
-  // with it, on the thread whose context the copy was queued in)
-  ~HevcPrepared() override { (void)uploaded.synchronize("HEVC reconstruction: a lane's last upload"); }
+  bool deblock = false;       // the deblocking arrays were checked (HevcDeblockCore::check)
 };
 
 // Device memory for one picture of the DPB: three planes of 16-bit samples (4:2:0), each at
@@ -96,10 +88,10 @@ class HevcCudaReconstructor : public hevc::Reconstructor {
   // The decoder's thread for the calls: the queueing thread's CUDA context made current.
   std::function<void()> thread_entry() override;
   bool output(const hevc::Picture& pic, hevc::DecodedFrame& f, std::string& err) override;
-  // On a frame lane: packs the inter PBs and the intra blocks, and copies the levels and the
-  // deblocking arrays, into pinned memory of the lane's own (HevcPrepared), so that run()
-  // uploads them in one copy; run() still packs the TU lists, SAO's parameters and the PCM
-  // samples, and the references' plane table. Only in a CUDA context made current there.
+  // On a frame lane: checks and packs the inter PBs and the intra blocks (HevcPrepared), so
+  // that run() only copies them, the levels and the deblocking arrays into its pinned staging
+  // and uploads them in one copy; run() still packs the TU lists, SAO's parameters, the PCM
+  // samples and the references' plane table. Host work only.
   void prepare(const hevc::PicParams& pp, const hevc::Picture& pic, hevc::PictureRecon& r) override;
   // Leave pictures on the device (output() hands them out) rather than downloading each one
   // into its host planes; may change between pictures.
@@ -170,7 +162,7 @@ class HevcCudaReconstructor : public hevc::Reconstructor {
 
   int device_id_;
   std::atomic<bool> keep_pictures_{false};  // set by the element's thread, read on the decoder's
-  std::atomic<bool> entry_failed_{false};   // thread_entry() could not make the context current (sticks)
+  std::atomic<bool> entry_failed_{false};   // thread_entry() could not make the context current
   Stream stream_;
   Stream output_stream_;  // output() only: waits for each picture's `done`
   Event output_done_;     // after the last output() conversion; the next picture waits for it
@@ -181,7 +173,8 @@ class HevcCudaReconstructor : public hevc::Reconstructor {
   mutable std::mutex allocator_error_mutex_;  // read by the element while run() may set it
   std::string allocator_error_;
   DeviceBuffer levels_, residuals_;
-  DeviceBuffer prepared_dev_;             // a prepared picture's blob (HevcPrepared) on the device
+  StagingRing prepared_staging_;          // a prepared picture's records, the levels and the
+  DeviceBuffer prepared_dev_;             // deblocking arrays, one after another, and on the device
   StagingRing level_staging_;             // the levels on their way to levels_
   std::vector<Slot*> ref_slots_;          // reconstruct()'s scratch: the slot of each reference
   std::unique_ptr<HevcPlane[][3]> ref_planes_;  // and its planes (HevcMcBatch::refs)

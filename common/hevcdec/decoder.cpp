@@ -318,7 +318,7 @@ struct Decoder::Impl {
   // run(); the pictures it makes ready are queued for output before that run(), as in
   // finish_picture.
   void finish_on_lane(Lane* l) {
-    l->parse_ticket = l->thread.push([this, l] { parse_lane(*l, true); }, reconstructor->thread_entry());
+    l->parse_ticket = l->thread.push([this, l] { parse_lane(*l, true); });
     cur->samples_on_host = false;
     dpb.after_decode(*cur_sps, cur, cur_output);
     Picture* pic = cur;

@@ -96,12 +96,12 @@ class Reconstructor {
     err = "this reconstructor keeps no pictures";
     return false;
   }
-  // With frame threads: called on the lane of `pic` (thread_entry() run there first) once its
-  // parse is done and its loop filters planned (r.loop_filters_planned), before run() of
-  // `pic`, for several pictures at once, each with its own `r`. Host work that run() would
-  // do on its one thread may be done here and kept in r.prepared (setting r.prepared_ready);
-  // run() must give the same result with or without it, and reports what is wrong with the
-  // records itself.
+  // With frame threads: called on the lane of `pic` once its parse is done and its loop
+  // filters planned (r.loop_filters_planned), before run() of `pic`, for several pictures at
+  // once, each with its own `r`, with no device context made current. Host work that run()
+  // would do on its one thread may be done here and kept in r.prepared (setting
+  // r.prepared_ready); run() must give the same result with or without it, and reports what
+  // is wrong with the records itself.
   virtual void prepare(const PicParams& pp, const Picture& pic, PictureRecon& r) {
     (void)pp;
     (void)pic;
