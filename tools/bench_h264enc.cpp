@@ -1,12 +1,14 @@
 // bench_h264enc.cpp: encoding speed of the H.264 engine on the CPU or CUDA backend, per stage, on a panning real picture
 //
 // Usage: bench-h264enc [--backend cpu|cuda] [--size WxH] [--frames N] [--qp QP] [--refs N]
-//                      [--write-raw FILE] [--pipelined 1]
+//                      [--write-raw FILE] [--pipelined 1] [--keyint N]
 // The frames are a window panning over the painting in $GVC_ELEPHANTS (raw 4096x2304 luma,
 // tools/gpu-host-test.sh --make-content), chroma from other parts of it. --write-raw also
 // writes them as I420, for the x264enc runs of tools/bench-h264enc.sh. Prints the median of
 // each stage (EncodedFrame::times) and the frames per second of the whole run. --pipelined 1
-// codes each frame's slices behind the next frame (Encoder::set_pipelined).
+// codes each frame's slices behind the next frame (Encoder::set_pipelined). --keyint N puts an
+// IDR every N frames (EncoderParams::keyint_max) and prints the median of those after the
+// first by stage, as a P frame's.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -35,7 +37,7 @@ double median(std::vector<double> v) {
 
 int usage() {
   std::fprintf(stderr, "usage: bench-h264enc [--backend cpu|cuda] [--size WxH] [--frames N] [--qp QP] "
-                       "[--refs N] [--write-raw FILE] [--pipelined 1]\n");
+                       "[--refs N] [--write-raw FILE] [--pipelined 1] [--keyint N]\n");
   return 2;
 }
 
@@ -43,7 +45,7 @@ int usage() {
 
 int main(int argc, char** argv) {
   std::string backend_name = "cuda", raw_path;
-  int w = 1920, h = 1080, frames = 30, qp = 26, refs = 1;
+  int w = 1920, h = 1080, frames = 30, qp = 26, refs = 1, keyint = 0;
   bool pipelined = false;
   for (int i = 1; i < argc; i++) {
     const std::string a = argv[i];
@@ -56,6 +58,7 @@ int main(int argc, char** argv) {
     else if (a == "--refs") refs = std::atoi(v);
     else if (a == "--write-raw") raw_path = v;
     else if (a == "--pipelined") pipelined = std::atoi(v) != 0;
+    else if (a == "--keyint") keyint = std::atoi(v);
     else return usage();
     i++;
   }
@@ -107,6 +110,7 @@ int main(int argc, char** argv) {
   p.height = h;
   p.rc.qp = qp;
   p.ref_frames = refs;
+  if (keyint > 0) p.keyint_max = keyint;
   gvc::h264::Encoder enc;
   gvc::Status st = enc.init(p, backend.get());
   if (st.ok()) st = enc.set_pipelined(pipelined);
@@ -117,6 +121,10 @@ int main(int argc, char** argv) {
   }
   std::vector<double> total, wait, analysis, analysis_upload, decision, prep, recon, entropy, reference, up, inter, intra, dbk, planes, down;
   std::vector<double> cpu_wait, cpu_analysis, cpu_decision, cpu_recon, cpu_entropy;  // process CPU time
+  // the IDR frames after the first (--keyint): what an I frame costs once running
+  std::vector<double> i_total, i_analysis, i_decision, i_recon, i_intra, i_dbk, i_entropy, i_cpu_decision;
+  int idrs = 0;
+  bool idr_parts_next = false;  // a frame's recon_parts are the frame before's (the IDR's)
   size_t bytes = 0;
   const auto start = std::chrono::steady_clock::now();
   for (int i = 0; i < frames; i++) {
@@ -138,6 +146,20 @@ int main(int argc, char** argv) {
     bytes += out.annexb.size();
     // the IDR and the first use of the device stay out of the medians (pipelined, `out` is the
     // frame before: the first call has none, the second gives the IDR)
+    if (out.present && idr_parts_next) {
+      i_intra.push_back(out.times.recon_parts.intra);
+      i_dbk.push_back(out.times.recon_parts.deblock);
+      idr_parts_next = false;
+    }
+    if (out.present && out.idr && idrs++ > 0) {
+      i_total.push_back(ms);
+      i_analysis.push_back(out.times.analysis);
+      i_decision.push_back(out.times.decision);
+      i_recon.push_back(out.times.recon);
+      i_entropy.push_back(out.times.entropy);
+      i_cpu_decision.push_back(out.times.cpu.decision);
+      idr_parts_next = true;
+    }
     if (!out.present || out.idr) continue;
     total.push_back(ms);
     wait.push_back(out.times.wait);
@@ -174,6 +196,11 @@ int main(int argc, char** argv) {
               "which %.2f preparing on the GPU), reconstruction %.2f, entropy %.2f, dpb update %.2f\n",
               median(total), median(wait), median(analysis), median(analysis_upload), median(decision), median(prep), median(recon),
               median(entropy), median(reference));
+  if (!i_total.empty())
+    std::printf("  median IDR frame after the first (%zu of them) %.2f ms: analysis %.2f, decision %.2f (CPU "
+                "%.2f core-ms), reconstruction %.2f (GPU events: intra %.2f, loop filter %.2f), entropy %.2f\n",
+                i_total.size(), median(i_total), median(i_analysis), median(i_decision), median(i_cpu_decision),
+                median(i_recon), median(i_intra), median(i_dbk), median(i_entropy));
   if (median(inter) > 0)
     std::printf("  reconstruction (GPU events): uploads %.2f, inter %.2f, intra %.2f, loop filter %.2f, "
                 "reference planes %.2f, downloads %.2f\n",
