@@ -144,8 +144,6 @@ int main(int argc, char** argv) {
     }
     const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
     bytes += out.annexb.size();
-    // the IDR and the first use of the device stay out of the medians (pipelined, `out` is the
-    // frame before: the first call has none, the second gives the IDR)
     if (out.present && idr_parts_next) {
       i_intra.push_back(out.times.recon_parts.intra);
       i_dbk.push_back(out.times.recon_parts.deblock);
@@ -160,6 +158,8 @@ int main(int argc, char** argv) {
       i_cpu_decision.push_back(out.times.cpu.decision);
       idr_parts_next = true;
     }
+    // the IDR and the first use of the device stay out of the medians (pipelined, `out` is the
+    // frame before: the first call has none, the second gives the IDR)
     if (!out.present || out.idr) continue;
     total.push_back(ms);
     wait.push_back(out.times.wait);
