@@ -177,15 +177,7 @@ Status prepare_picture(const hevc::PicParams& pp, const hevc::Picture& pic, cons
   const int w[3] = {pic.plane[0].width, pic.plane[1].width, pic.plane[2].width};
   const int h[3] = {pic.plane[0].height, pic.plane[1].height, pic.plane[2].height};
   p.mc = HevcMcCore::Packed{};
-  if (!r.pbs.empty()) {
-    HevcMcBatch b;
-    b.n_refs = int(r.refs.size());
-    b.pbs = r.pbs.data();
-    b.n_pbs = int(r.pbs.size());
-    b.bit_depth_y = pp.bit_depth_y;
-    b.bit_depth_c = pp.bit_depth_c;
-    GVC_TRY(HevcMcCore::pack(b, w, h, p.mc));
-  }
+  if (!r.pbs.empty()) GVC_TRY(HevcMcCore::pack(hevc::mc_batch(pp, r, nullptr), w, h, p.mc));
   p.intra.blocks.clear();
   p.intra.deps.clear();
   if (!r.intra.empty()) GVC_TRY(HevcIntraCore::pack(r.intra, r.intra_tus, w, h, pp.log2_ctb_size, p.intra));
@@ -332,14 +324,7 @@ Status HevcCudaReconstructor::reconstruct(const hevc::PicParams& pp, const hevc:
                          reinterpret_cast<const uint32_t*>(prep_dev + at.mc_first),
                          reinterpret_cast<const uint32_t*>(prep_dev + at.mc_block), cur.plane, s));
     } else {
-      HevcMcBatch b;
-      b.refs = ref_planes_.get();
-      b.n_refs = int(r.refs.size());
-      b.pbs = r.pbs.data();
-      b.n_pbs = int(r.pbs.size());
-      b.bit_depth_y = pp.bit_depth_y;
-      b.bit_depth_c = pp.bit_depth_c;
-      GVC_TRY(mc_.run(b, cur.plane, s));
+      GVC_TRY(mc_.run(hevc::mc_batch(pp, r, ref_planes_.get()), cur.plane, s));
     }
   }
   lap(t, times.mc);

@@ -40,20 +40,24 @@ void write_pcm_blocks(const PictureRecon& r, Picture& pic) {
   }
 }
 
+HevcMcBatch mc_batch(const PicParams& pp, const PictureRecon& r, const HevcPlane (*refs)[3]) {
+  HevcMcBatch b;
+  b.refs = refs;
+  b.n_refs = int(r.refs.size());
+  b.pbs = r.pbs.data();
+  b.n_pbs = int(r.pbs.size());
+  b.bit_depth_y = pp.bit_depth_y;
+  b.bit_depth_c = pp.bit_depth_c;
+  return b;
+}
+
 void reconstruct_picture(const PicParams& pp, const PictureRecon& r, Picture& pic) {
   write_pcm_blocks(r, pic);
   if (!r.pbs.empty()) {
     std::unique_ptr<HevcPlane[][3]> refs(new HevcPlane[r.refs.size()][3]);
     for (size_t i = 0; i < r.refs.size(); ++i)
       for (int c = 0; c < 3; ++c) refs[i][c] = r.refs[i]->plane[c];
-    HevcMcBatch b;
-    b.refs = refs.get();
-    b.n_refs = int(r.refs.size());
-    b.pbs = r.pbs.data();
-    b.n_pbs = int(r.pbs.size());
-    b.bit_depth_y = pp.bit_depth_y;
-    b.bit_depth_c = pp.bit_depth_c;
-    HevcMc::run(b, pic.plane);
+    HevcMc::run(mc_batch(pp, r, refs.get()), pic.plane);
   }
   HevcResidual::run(r.inter_tus, r.levels.data(), pic.plane, pp.bit_depth_y, pp.bit_depth_c);
   HevcIntraRefs refs;

@@ -60,6 +60,10 @@ struct PictureRecon {
   uint8_t ref_index(const Picture* p);
 };
 
+// The inter prediction of `r`'s PBs as one batch, reading the reference planes `refs`
+// (r.refs.size() x 3; null for a batch only packed, whose planes are given later).
+HevcMcBatch mc_batch(const PicParams& pp, const PictureRecon& r, const HevcPlane (*refs)[3]);
+
 // Runs the recorded reconstruction of `pic` on the CPU (the reference for the CUDA version).
 void reconstruct_picture(const PicParams& pp, const PictureRecon& r, Picture& pic);
 
