@@ -292,7 +292,6 @@ Status HevcCudaReconstructor::reconstruct(const hevc::PicParams& pp, const hevc:
     prep_dev = prepared_dev_.get<uint8_t>();
   }
   const size_t level_bytes = r.levels.size() * sizeof(int16_t);
-  const int16_t* levels = prep ? reinterpret_cast<const int16_t*>(prep_dev + at.levels) : levels_.get<int16_t>();
   if (level_bytes && !prep) {
     if (levels_.size() < level_bytes) GVC_TRY(levels_.reserve(with_headroom(level_bytes)));
     uint8_t* staging = nullptr;
@@ -302,8 +301,8 @@ Status HevcCudaReconstructor::reconstruct(const hevc::PicParams& pp, const hevc:
     std::memcpy(staging, r.levels.data(), level_bytes);
     GVC_CUDA_TRY(cudaMemcpyAsync(levels_.get(), staging, level_bytes, cudaMemcpyHostToDevice, s));
     GVC_TRY(level_staging_.release(s));
-    levels = levels_.get<int16_t>();
   }
+  const int16_t* levels = prep ? reinterpret_cast<const int16_t*>(prep_dev + at.levels) : levels_.get<int16_t>();
   HevcScalingMatrices scaling;
   for (int size_id = 0; size_id < 4; ++size_id)
     for (int j = 0; j < 6; ++j)
