@@ -18,6 +18,7 @@
 #include "common/hevcdec/recon.h"
 #include "common/hevcdec/slice_decoder.h"
 #include "common/util/job_thread.h"
+#include "common/util/scope_ns.h"
 
 namespace gvc::hevc {
 namespace {
@@ -218,11 +219,8 @@ struct Decoder::Impl {
     flight_ticket = stage.push(
         [this, pic, l] {
           if (l) {
-            const auto t0 = std::chrono::steady_clock::now();
+            const ScopeNs t(&stage_wait_ns);
             l->thread.wait(l->parse_ticket);
-            stage_wait_ns.fetch_add(std::chrono::duration_cast<std::chrono::nanoseconds>(
-                                        std::chrono::steady_clock::now() - t0).count(),
-                                    std::memory_order_relaxed);
           }
           if (stage_failed) return;
           std::string err;
@@ -269,7 +267,7 @@ struct Decoder::Impl {
   // On the lane's thread: its picture's slice segments, in order; a failed one ends the
   // picture's parse (as a failure ends it on the caller's thread).
   void parse_lane(Lane& l, bool prepare) {
-    const auto t0 = std::chrono::steady_clock::now();
+    const ScopeNs timed(&parse_ns);
     std::vector<SliceInfo> slices;  // given by the caller's thread
     slices.swap(l.fs.slices);
     l.fs.reset(pp.width, pp.height, pp.pic_size_in_ctbs);
@@ -308,9 +306,6 @@ struct Decoder::Impl {
     // and what the reconstructor can do ahead of its run() (its one thread is the pipeline's
     // narrowest stage), when the picture goes to it with the lane's records
     if (prepare) reconstructor->prepare(pp, *l.pic, l.recon);
-    parse_ns.fetch_add(
-        std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - t0).count(),
-        std::memory_order_relaxed);
     parses.fetch_add(1, std::memory_order_relaxed);
   }
 

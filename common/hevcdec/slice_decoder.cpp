@@ -3,7 +3,6 @@
 
 #include <algorithm>
 #include <atomic>
-#include <chrono>
 #include <cstring>
 #include <memory>
 #include <system_error>
@@ -16,27 +15,10 @@
 #include "common/hevcdec/recon.h"
 #include "common/hevcdec/residual.h"
 #include "common/util/progress.h"
+#include "common/util/scope_ns.h"
 
 namespace gvc::hevc {
 namespace {
-
-// Adds the time from its making to its end to `*ns` (nothing for null): a wait that blocks.
-class WaitTimer {
- public:
-  explicit WaitTimer(std::atomic<int64_t>* ns)
-      : ns_(ns), t0_(ns ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point()) {}
-  ~WaitTimer() {
-    if (ns_)
-      ns_->fetch_add(std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - t0_).count(),
-                     std::memory_order_relaxed);
-  }
-  WaitTimer(const WaitTimer&) = delete;
-  WaitTimer& operator=(const WaitTimer&) = delete;
-
- private:
-  std::atomic<int64_t>* ns_;
-  std::chrono::steady_clock::time_point t0_;
-};
 
 // Progress of one CTB row decoded on its own thread (WPP): CTBs done, and the contexts after its
 // second CTB (TableStateIdxWpp), valid once done >= 2 or the row is complete.
@@ -72,7 +54,7 @@ class SliceDecoder {
     if (!in_.col_pic || !in_.col_pic->parsed_rows || col_rows_ >= y_ctb_ + pp_.ctb_size) return;
     const Progress& col = *in_.col_pic->parsed_rows;
     if (col.get() < y_ctb_ + pp_.ctb_size) {
-      const WaitTimer t(in_.waits ? &in_.waits->col_ns : nullptr);
+      const ScopeNs t(in_.waits ? &in_.waits->col_ns : nullptr);
       col.wait_for(y_ctb_ + pp_.ctb_size);
     }
     col_rows_ = col.get();
@@ -358,7 +340,7 @@ bool wait_for(const RowSync* above, int ctbs, const std::atomic<bool>& abort, Pa
   // (a thread yielding for its row above without end took the cores of the rows of other
   // pictures, 20 % of the frame-threaded decoder's CPU; Progress sleeps after 0.5 ms)
   if (above->done.get() < ctbs) {
-    const WaitTimer t(waits ? &waits->row_ns : nullptr);
+    const ScopeNs t(waits ? &waits->row_ns : nullptr);
     above->done.wait_for(ctbs);
   }
   // a failed row is marked complete without being so: nothing of it may be read
