@@ -205,23 +205,23 @@ __global__ void __launch_bounds__(kDeblockLanes) deblock_rows(h264::DeblockPlane
   const TileMove above{0, 4, 1}, columns{0, kLumaTile, 1};
   __syncwarp();
   unsigned seen = 0;  // progress[y - 1] as last acquired
+  // One phase of macroblock x: `in` loaded, the edges of direction `dir` filtered, `out` stored.
+  auto phase = [&](int x, int dir, TileMove in, TileMove out) {
+    move_tiles(pic, x, y, in, true, luma, chroma, lane);
+    __syncwarp();
+    h264::deblock_mb_dir(t, row_edges[x], p, dir, lane, kDeblockLanes);
+    __syncwarp();
+    move_tiles(pic, x, y, out, false, luma, chroma, lane);
+  };
   for (int x = 0; x < w; x++) {
-    move_tiles(pic, x, y, rows, true, luma, chroma, lane);
-    __syncwarp();
-    h264::deblock_mb_dir(t, row_edges[x], p, 0, lane, kDeblockLanes);
-    __syncwarp();
-    move_tiles(pic, x, y, rows, false, luma, chroma, lane);
+    phase(x, 0, rows, rows);
     __threadfence();
     __syncwarp();
     if (lane == 0) store_release(&progress[y], unsigned(x + 1));
     const unsigned need = unsigned(x + 1 < w ? x + 2 : w + 1);
     if (y > 0 && seen < need)
       while ((seen = load_acquire(&progress[y - 1])) < need) __nanosleep(32);
-    move_tiles(pic, x, y, above, true, luma, chroma, lane);
-    __syncwarp();
-    h264::deblock_mb_dir(t, row_edges[x], p, 1, lane, kDeblockLanes);
-    __syncwarp();
-    move_tiles(pic, x, y, columns, false, luma, chroma, lane);
+    phase(x, 1, above, columns);
     __syncwarp();
   }
   __threadfence();
