@@ -62,6 +62,16 @@ class DeviceBuffer {
     o.ptr_ = nullptr;
     o.bytes_ = 0;
   }
+  DeviceBuffer& operator=(DeviceBuffer&& o) noexcept {
+    if (this != &o) {
+      reset();
+      ptr_ = o.ptr_;
+      bytes_ = o.bytes_;
+      o.ptr_ = nullptr;
+      o.bytes_ = 0;
+    }
+    return *this;
+  }
 
   Status reserve(size_t bytes);
   void reset();

@@ -77,19 +77,36 @@ size_t HevcCudaReconstructor::picture_bytes() const {
   return n;
 }
 
+size_t HevcCudaReconstructor::frame_buffers() const {
+  std::lock_guard<std::mutex> lock(frame_buffers_->mutex);
+  return frame_buffers_->made;
+}
+
+void HevcCudaReconstructor::release(const hevc::Picture& pic) {
+  for (Slot& s : slots_)
+    if (s.pic == &pic && s.decode_index == pic.decode_index) s.pic = nullptr;
+}
+
 HevcCudaReconstructor::Slot& HevcCudaReconstructor::slot_for(const hevc::Picture& p, bool& found) {
   found = false;
-  Slot* same_pic = nullptr;
+  Slot *same_pic = nullptr, *free = nullptr;
+  const auto fits = [&p](const Slot& s) {
+    return s.mem.owner && s.mem_width == p.plane[0].width && s.mem_height == p.plane[0].height;
+  };
   for (Slot& s : slots_) {
+    if (!s.pic) {
+      if (!free || (!fits(*free) && fits(s))) free = &s;
+      continue;
+    }
     if (s.pic != &p) continue;
     if (s.decode_index == p.decode_index) {
       found = true;
       s.last_use = ++use_counter_;
       return s;
     }
-    same_pic = &s;  // a picture that lived at this address before
+    same_pic = &s;  // a picture that lived at this address before (not released)
   }
-  Slot* s = same_pic;
+  Slot* s = same_pic ? same_pic : free;
   if (!s && slots_.size() < kMaxSlots) {
     slots_.emplace_back();
     s = &slots_.back();
@@ -424,11 +441,27 @@ bool HevcCudaReconstructor::output(const hevc::Picture& pic, hevc::DecodedFrame&
   if (!frame) {
     f.device = std::make_shared<HevcDeviceFrame>();
     frame = static_cast<HevcDeviceFrame*>(f.device.get());
+    frame->home_ = frame_buffers_;
+    std::lock_guard<std::mutex> lock(frame_buffers_->mutex);
+    if (frame_buffers_->free.empty()) {
+      ++frame_buffers_->made;  // (allocated by write_output)
+    } else {
+      frame->buf_ = std::move(frame_buffers_->free.back());
+      frame_buffers_->free.pop_back();
+    }
   }
   const Status st = write_output(pic, *frame);
   if (st.ok()) return true;
   err = st.message();
   return false;
+}
+
+HevcDeviceFrame::~HevcDeviceFrame() {
+  if (!buf_.get()) return;
+  if (const std::shared_ptr<HevcFrameBuffers> home = home_.lock()) {
+    std::lock_guard<std::mutex> lock(home->mutex);
+    home->free.push_back(std::move(buf_));
+  }
 }
 
 Status HevcDeviceFrame::copy_to(const SemiPlanarView& dst) const {

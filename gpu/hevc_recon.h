@@ -38,10 +38,20 @@
 namespace gvc {
 namespace cuda {
 
+// The device buffers of output frames that are gone, for the next ones (a cudaMalloc per
+// frame, and a cudaFree, which waits for the whole device, would cost more than the copy).
+struct HevcFrameBuffers {
+  std::mutex mutex;
+  std::vector<DeviceBuffer> free;
+  size_t made = 0;  // buffers allocated so far: at most as many as frames were alive at once
+};
+
 // An output picture on the device: NV12 (8 bits) or P010 (more), cropped, in a buffer of its
-// own; DecodedFrame::device of a picture from HevcCudaReconstructor::output.
+// own; DecodedFrame::device of a picture from HevcCudaReconstructor::output. Its buffer goes
+// back to the reconstructor's HevcFrameBuffers with it.
 class HevcDeviceFrame : public hevc::DeviceFrame {
  public:
+  ~HevcDeviceFrame() override;
   // Copies the picture into `dst` (device or host memory, any strides) once the GPU has made
   // it; returns when the copy is complete. The reconstructor that made it must still exist.
   Status copy_to(const SemiPlanarView& dst) const;
@@ -51,6 +61,7 @@ class HevcDeviceFrame : public hevc::DeviceFrame {
  private:
   friend class HevcCudaReconstructor;
   DeviceBuffer buf_;
+  std::weak_ptr<HevcFrameBuffers> home_;
   SemiPlanarView view_;
   cudaStream_t stream_ = nullptr;  // the reconstructor's output stream
 };
@@ -84,6 +95,8 @@ class HevcCudaReconstructor : public hevc::Reconstructor {
   bool run(const hevc::PicParams& pp, const hevc::FrameState& fs, const hevc::PictureRecon& r,
            hevc::Picture& pic, std::string& err) override;
   void forget_pictures() override { slots_.clear(); }
+  // Frees the picture's slot for a later picture (its memory kept).
+  void release(const hevc::Picture& pic) override;
   bool keeps_pictures() const override { return keep_pictures_; }
   // The decoder's thread for the calls: the queueing thread's CUDA context made current.
   std::function<void()> thread_entry() override;
@@ -99,8 +112,13 @@ class HevcCudaReconstructor : public hevc::Reconstructor {
 
   Status reconstruct(const hevc::PicParams& pp, const hevc::FrameState& fs, const hevc::PictureRecon& r,
                      hevc::Picture& pic);
-  // Device memory held for pictures (the DPB on the GPU), in bytes.
+  // Device memory held for pictures (the DPB on the GPU), in bytes, and the number of
+  // pictures it was made for: the most that were on the device at once (the DPB and the
+  // picture being reconstructed, once the decoder releases what leaves the DPB).
   size_t picture_bytes() const;
+  size_t picture_slots() const { return slots_.size(); }
+  // Device buffers made for output frames (output()): the most frames alive at once.
+  size_t frame_buffers() const;
   // Where the pictures' memory comes from (default: cudaMalloc); pictures already on the
   // device keep theirs. When the allocator fails, it is not asked again: cudaMalloc serves,
   // and allocator_error() says why. allocations() counts the allocator's pictures.
@@ -142,7 +160,7 @@ class HevcCudaReconstructor : public hevc::Reconstructor {
   // A picture on the device: three planes of 16-bit samples in `mem` (from the allocator, or
   // one cudaMalloc'd block, tightly packed).
   struct Slot {
-    const hevc::Picture* pic = nullptr;
+    const hevc::Picture* pic = nullptr;  // null: free (released)
     uint64_t decode_index = 0;
     uint64_t last_use = 0;
     PictureMemory mem;
@@ -150,7 +168,8 @@ class HevcCudaReconstructor : public hevc::Reconstructor {
     HevcPlane plane[3];                 // the picture's planes in `mem`
     Event done;  // recorded after the picture's last filter
   };
-  // The slot of `p`: its device copy when there is one (`found`), else a slot to fill.
+  // The slot of `p`: its device copy when there is one (`found`), else a slot to fill: one
+  // released (of the same size first), a new one, or the least recently used.
   Slot& slot_for(const hevc::Picture& p, bool& found);
   // Gives `d` memory for `p` (keeping what it has when the size is the same) and sets its planes.
   Status place(const hevc::Picture& p, Slot& d);
@@ -166,6 +185,7 @@ class HevcCudaReconstructor : public hevc::Reconstructor {
   Stream stream_;
   Stream output_stream_;  // output() only: waits for each picture's `done`
   Event output_done_;     // after the last output() conversion; the next picture waits for it
+  std::shared_ptr<HevcFrameBuffers> frame_buffers_ = std::make_shared<HevcFrameBuffers>();
   std::vector<Slot> slots_;
   uint64_t use_counter_ = 0;
   PictureAllocator allocator_;

@@ -249,6 +249,16 @@ struct Decoder::Impl {
     pins.emplace_back(o->ticket, std::vector<std::shared_ptr<Picture>>{pic});
   }
 
+  // Queues release() of `pic`, which has left the DPB.
+  void queue_release(const std::shared_ptr<Picture>& pic) {
+    const uint64_t ticket = stage.push(
+        [this, p = pic.get()] {
+          if (!stage_failed) reconstructor->release(*p);
+        },
+        reconstructor->thread_entry());
+    pins.emplace_back(ticket, std::vector<std::shared_ptr<Picture>>{pic});
+  }
+
   bool frame_threaded() const {
     return frame_threads > 1 && reconstructor_ok() && reconstructor->keeps_pictures();
   }
@@ -416,6 +426,10 @@ struct Decoder::Impl {
       frames.push_back(OutFrame{std::move(f)});
     }
     dpb.output.clear();
+    // and what left the DPB, behind the outputs and the run()s that read it
+    for (auto& p : dpb.removed)
+      if (reconstructor_ok()) queue_release(p);
+    dpb.removed.clear();
   }
 
   bool start_picture(const GstH265NalUnit& nalu, const GstH265SliceHdr& sh, std::string& err) {
@@ -797,10 +811,12 @@ bool Decoder::take_frame(DecodedFrame& out, bool wait) {
       continue;
     }
     std::swap(out, o.frame);
-    // what `out` held serves a later picture (its pages are mapped already)
-    // (one for each picture that may be in flight: a device frame made anew costs a
-    // cudaMalloc, and one let go a cudaFree, which waits for the whole device)
-    if (d.spare.size() < size_t(4 + d.frame_threads) && (!o.frame.planes[0].empty() || o.frame.device))
+    // what `out` held serves a later picture (its pages are mapped already), one for each
+    // picture that may be in flight; a device frame goes back to its reconstructor, which
+    // reuses its memory for the next one it hands out (kept here, frames that are taken at
+    // once would hold as many device buffers as there are spares)
+    o.frame.device.reset();
+    if (d.spare.size() < size_t(4 + d.frame_threads) && !o.frame.planes[0].empty())
       d.spare.push_back(std::move(o.frame));
     d.frames.pop_front();
     return true;

@@ -123,11 +123,19 @@ void Dpb::apply_rps(const GstH265SPS& sps, const GstH265SliceHdr& sh, int poc, b
 }
 
 void Dpb::remove_unused() {
-  pics_.erase(std::remove_if(pics_.begin(), pics_.end(),
-                             [](const std::shared_ptr<Picture>& p) {
-                               return !p->needed_for_output && !p->is_reference();
-                             }),
-              pics_.end());
+  size_t kept = 0;
+  for (std::shared_ptr<Picture>& p : pics_) {
+    if (!p->needed_for_output && !p->is_reference())
+      removed.push_back(std::move(p));
+    else
+      pics_[kept++] = std::move(p);
+  }
+  pics_.resize(kept);
+}
+
+void Dpb::remove_all() {
+  for (std::shared_ptr<Picture>& p : pics_) removed.push_back(std::move(p));
+  pics_.clear();
 }
 
 // C.5.2.4 "bumping": the picture with the smallest POC is output.
@@ -150,11 +158,11 @@ void Dpb::before_decode(const GstH265SPS& sps, bool irap_no_rasl_not_first,
   const int htid = sps.max_sub_layers_minus1;
   if (irap_no_rasl_not_first) {
     if (no_output_of_prior_pics) {
-      pics_.clear();
+      remove_all();
     } else {
       for (auto& p : pics_) p->short_term_ref = p->long_term_ref = false;
       while (std::any_of(pics_.begin(), pics_.end(), [](auto& p) { return p->needed_for_output; })) bump();
-      pics_.clear();
+      remove_all();
     }
     return;
   }
@@ -246,7 +254,7 @@ void Dpb::after_decode(const GstH265SPS& sps, Picture* cur, bool pic_output_flag
 
 void Dpb::flush() {
   while (std::any_of(pics_.begin(), pics_.end(), [](auto& p) { return p->needed_for_output; })) bump();
-  pics_.clear();
+  remove_all();
 }
 
 }  // namespace gvc::hevc

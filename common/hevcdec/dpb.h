@@ -43,10 +43,14 @@ class Dpb {
 
   // Pictures in output order, ready for the caller to take.
   std::vector<std::shared_ptr<Picture>> output;
+  // Pictures removed from the DPB (after their output, if any, was put in `output`), for the
+  // caller to take: what a reconstructor keeps of them may go (Reconstructor::release).
+  std::vector<std::shared_ptr<Picture>> removed;
 
  private:
   void bump();
   void remove_unused();
+  void remove_all();
   std::shared_ptr<Picture> fresh_picture();
   std::vector<std::shared_ptr<Picture>> pics_;
   std::vector<std::shared_ptr<Picture>> pool_;  // every picture allocated, for reuse

@@ -111,6 +111,10 @@ class Reconstructor {
     (void)pic;
     (void)r;
   }
+  // `pic` has left the DPB (C.5.2): no later run() reads it, and its output(), if it had one,
+  // was called before. What the reconstructor keeps of it may go, or serve a later picture.
+  // Called in decoding order with run() and output(), on the same thread as they are.
+  virtual void release(const Picture& pic) { (void)pic; }
   // Drops what it keeps of earlier pictures (a new decoder starts using it).
   virtual void forget_pictures() {}
 };

@@ -21,6 +21,7 @@
 #include "gpu/hevc_intra.h"
 #include "gpu/hevc_itx.h"
 #include "gpu/hevc_recon.h"
+#include "tests/hevc/stream_oracle.h"
 
 namespace checkgpu {
 namespace {
@@ -558,6 +559,56 @@ TEST(HevcReconStreams, FrameLanesPreparedMatchCpuFrameByFrame) {
   std::printf("HEVC streams on 4 frame lanes, records prepared on the lanes: %zu streams, %d frames identical to "
               "the CPU's (%d of %d pictures prepared)\n", files.size(), n_frames, recon.host_times().prepared,
               recon.host_times().pictures);
+}
+
+// Device memory follows the DPB: every stream decoded access unit by access unit on 4 frame
+// lanes, its frames taken after each one as cudahevcdec takes them. The reconstructor holds
+// no more pictures than the stream's DPB (sps_max_dec_pic_buffering, which counts the
+// current picture): the decoder releases each one that leaves it (Reconstructor::release),
+// however many pictures are parsed at once; and no more output buffers than frames were
+// waiting to be taken at once (the lanes' and the one just taken), its frames still the CPU's.
+TEST(HevcReconStreams, DeviceMemoryFollowsTheDpb) {
+  if (!cuda_backend()) GTEST_SKIP() << "no CUDA device: " << no_cuda_reason();
+  std::string why;
+  const std::vector<std::string> files = stream_files(why);
+  if (files.empty()) GTEST_SKIP() << why;
+  constexpr int kLanes = 4;
+  int n_frames = 0;
+  size_t most_buffers = 0;
+  int dpb_full = 0;  // streams whose reconstructor held as many pictures as their DPB
+  for (const std::string& f : files) {
+    const std::vector<uint8_t> data = read_file(f);
+    const int dpb_size = gvc::test::stream_features(data).max_dec_pic_buffering;
+    ASSERT_GT(dpb_size, 0) << f;
+    std::vector<std::vector<uint8_t>> cpu, gpu;
+    std::string err;
+    for (const gvc::hevc::DecodedFrame& fr : decode_whole(data, nullptr, f)) cpu.push_back(semi_planar_bytes(fr, err));
+    gvc::cuda::HevcCudaReconstructor recon(0);
+    recon.set_keep_pictures(true);
+    {
+      gvc::hevc::Decoder dec;
+      dec.set_frame_threads(kLanes);
+      dec.set_reconstructor(&recon);
+      gvc::hevc::DecodedFrame fr;
+      for (const std::vector<uint8_t>& au : gvc::test::split_access_units(data)) {
+        EXPECT_TRUE(dec.decode(au.data(), au.size())) << f << ": " << dec.error();
+        dec.end_access_unit();
+        while (dec.take_frame(fr)) gpu.push_back(semi_planar_bytes(fr, err));
+      }
+      dec.flush();
+      while (dec.take_frame(fr, true)) gpu.push_back(semi_planar_bytes(fr, err));
+      EXPECT_EQ(dec.reconstructor_error(), "") << f;
+    }
+    EXPECT_EQ(err, "") << f;
+    n_frames += expect_same_frames(cpu, gpu, f);
+    EXPECT_LE(recon.picture_slots(), size_t(dpb_size)) << f;
+    EXPECT_LE(recon.frame_buffers(), size_t(kLanes + 3)) << f;
+    dpb_full += recon.picture_slots() == size_t(dpb_size);
+    most_buffers = std::max(most_buffers, recon.frame_buffers());
+  }
+  std::printf("HEVC streams AU by AU on %d frame lanes: %zu streams, %d frames identical to the CPU; pictures on the "
+              "device at most the DPB's (as many in %d streams), at most %zu output buffers\n",
+              kLanes, files.size(), n_frames, dpb_full, most_buffers);
 }
 
 // The same streams with the DPB in memory from a PictureAllocator (as cudahevcdec's

@@ -769,6 +769,7 @@ struct KeepingReconstructor : gvc::hevc::Reconstructor {
   std::map<const gvc::hevc::Picture*, std::pair<uint64_t, gvc::hevc::Picture>> store;
   gvc::hevc::LoopFilterPlan plan;
   int calls = 0, fail_at = 0, outputs = 0;
+  size_t most_kept = 0;  // the most pictures in `store` at once (after a run())
 
   static void scribble(gvc::hevc::Picture& p) {
     for (auto& b : p.buf) std::fill(b.begin(), b.end(), uint16_t(0x5a));
@@ -796,12 +797,18 @@ struct KeepingReconstructor : gvc::hevc::Reconstructor {
     auto& kept = store[&pic];
     kept.first = pic.decode_index;
     for (int c = 0; c < 3; ++c) kept.second.buf[c] = pic.buf[c];
+    most_kept = std::max(most_kept, store.size());
     scribble(pic);
     for (const gvc::hevc::Picture* ref : r.refs)
       if (!ref->samples_on_host) scribble(*const_cast<gvc::hevc::Picture*>(ref));
     return true;
   }
   bool keeps_pictures() const override { return true; }
+  // The samples go: a later run() or output() that needed them fails.
+  void release(const gvc::hevc::Picture& pic) override {
+    auto it = store.find(&pic);
+    if (it != store.end() && it->second.first == pic.decode_index) store.erase(it);
+  }
   bool output(const gvc::hevc::Picture& pic, gvc::hevc::DecodedFrame& f, std::string& err) override {
     auto it = store.find(&pic);
     if (it == store.end() || it->second.first != pic.decode_index) {
@@ -863,6 +870,13 @@ TEST(HevcDecodeReconstructor, KeptPicturesComeOutThroughTheReconstructor) {
   EXPECT_EQ(errors, 0) << dec.error();
   EXPECT_EQ(recon.outputs, 12);
   expect_same_frames(ours, ref, 176, 144, 1, "ffmpeg");
+  // what left the DPB was released (Reconstructor::release): never more pictures kept than
+  // the DPB holds, none after the end
+  const int dpb_size = gvc::test::stream_features(stream).max_dec_pic_buffering;
+  ASSERT_GT(dpb_size, 1);
+  EXPECT_LE(recon.most_kept, size_t(dpb_size));
+  dec.set_reconstructor(nullptr);  // its calls queued are all made
+  EXPECT_TRUE(recon.store.empty()) << recon.store.size() << " pictures kept after the end";
 }
 
 // A keeping reconstructor failing on its third picture: the samples of the kept references
@@ -989,6 +1003,8 @@ TEST_P(HevcDecodeTest, FrameThreadsGiveTheSameFrames) {
   const Frames& ref = ffmpeg_frames(c, p, err);
   ASSERT_TRUE(err.empty()) << err;
   const int bytes = bytes_per_sample(c);
+  const int dpb_size = gvc::test::stream_features(p.stream).max_dec_pic_buffering;
+  ASSERT_GT(dpb_size, 0);
   {
     KeepingReconstructor recon;
     gvc::hevc::Decoder dec;
@@ -998,6 +1014,11 @@ TEST_P(HevcDecodeTest, FrameThreadsGiveTheSameFrames) {
     const Frames ours = recon.decode(p.stream, dec, errors);
     EXPECT_EQ(errors, 0) << dec.error();
     expect_same_frames(ours, ref, c.width, c.height, bytes, "ffmpeg, 4 frame threads, access unit by access unit");
+    // the pictures kept are the DPB's (released as they leave it, all of them by the end),
+    // not one for each picture in flight
+    EXPECT_LE(recon.most_kept, size_t(dpb_size));
+    dec.set_reconstructor(nullptr);  // its calls queued are all made
+  EXPECT_TRUE(recon.store.empty()) << recon.store.size() << " pictures kept after the end";
   }
   KeepingReconstructor recon;
   gvc::hevc::Decoder dec;
@@ -1010,6 +1031,7 @@ TEST_P(HevcDecodeTest, FrameThreadsGiveTheSameFrames) {
   gvc::hevc::DecodedFrame f;
   while (dec.take_frame(f)) ours.push_back(KeepingReconstructor::raw(f));
   expect_same_frames(ours, ref, c.width, c.height, bytes, "ffmpeg, 4 frame threads, the stream at once");
+  EXPECT_LE(recon.most_kept, size_t(dpb_size));
 }
 
 // With frame threads a picture still being decoded is taken only once the pipeline is full

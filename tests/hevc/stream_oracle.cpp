@@ -205,6 +205,8 @@ StreamFeatures stream_features(const std::vector<uint8_t>& stream) {
       GstH265SPS sps;
       if (gst_h265_parser_parse_sps(parser, &nalu, &sps, TRUE) == GST_H265_PARSER_OK) {
         f.max_num_reorder = std::max(f.max_num_reorder, int(sps.max_num_reorder_pics[sps.max_sub_layers_minus1]));
+        f.max_dec_pic_buffering =
+            std::max(f.max_dec_pic_buffering, sps.max_dec_pic_buffering_minus1[sps.max_sub_layers_minus1] + 1);
         f.scaling_list_data += sps.scaling_list_enabled_flag && sps.scaling_list_data_present_flag;
         f.max_tb_log2 = std::max(f.max_tb_log2, sps.log2_min_transform_block_size_minus2 + 2 +
                                                     sps.log2_diff_max_min_transform_block_size);

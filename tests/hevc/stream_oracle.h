@@ -52,6 +52,7 @@ struct StreamFeatures {
   int log2_par_mrg_level = 0; // largest Log2ParMrgLevel of the PPSs that slices use
   int hidden = 0;             // pictures with pic_output_flag 0
   int max_num_reorder = 0;    // largest sps_max_num_reorder_pics[HighestTid] of the SPSs
+  int max_dec_pic_buffering = 0;  // largest sps_max_dec_pic_buffering_minus1[HighestTid] + 1
   int cip = 0;                // slices whose PPS has constrained_intra_pred_flag
   int wpp = 0;                // slices whose PPS has entropy_coding_sync_enabled_flag
   int scaling_list_data = 0;  // SPSs with sps_scaling_list_data_present_flag
