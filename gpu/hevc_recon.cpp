@@ -87,39 +87,36 @@ void HevcCudaReconstructor::release(const hevc::Picture& pic) {
     if (s.pic == &pic && s.decode_index == pic.decode_index) s.pic = nullptr;
 }
 
-HevcCudaReconstructor::Slot& HevcCudaReconstructor::slot_for(const hevc::Picture& p, bool& found) {
+HevcCudaReconstructor::Slot* HevcCudaReconstructor::slot_for(const hevc::Picture& p, bool& found) {
   found = false;
-  Slot *same_pic = nullptr, *free = nullptr;
+  Slot* free = nullptr;
   const auto fits = [&p](const Slot& s) {
     return s.mem.owner && s.mem_width == p.plane[0].width && s.mem_height == p.plane[0].height;
   };
   for (Slot& s : slots_) {
-    if (!s.pic) {
-      if (!free || (!fits(*free) && fits(s))) free = &s;
-      continue;
-    }
-    if (s.pic != &p) continue;
-    if (s.decode_index == p.decode_index) {
+    if (s.pic == &p && s.decode_index == p.decode_index) {
       found = true;
       s.last_use = ++use_counter_;
-      return s;
+      return &s;
     }
-    same_pic = &s;  // a picture that lived at this address before (not released)
+    if (s.pic == &p) s.pic = nullptr;  // a picture that lived at this address before (not released)
+    if (s.pic || s.read()) continue;
+    if (!free || (!fits(*free) && fits(s))) free = &s;
   }
-  Slot* s = same_pic ? same_pic : free;
+  Slot* s = free;
   if (!s && slots_.size() < kMaxSlots) {
     slots_.emplace_back();
     s = &slots_.back();
   }
-  if (!s) {  // the least recently used one
-    s = &slots_[0];
+  if (!s) {  // the least recently used one that no output frame reads
     for (Slot& t : slots_)
-      if (t.last_use < s->last_use) s = &t;
+      if (!t.read() && (!s || t.last_use < s->last_use)) s = &t;
+    if (!s) return nullptr;
   }
   s->pic = &p;
   s->decode_index = p.decode_index;
   s->last_use = ++use_counter_;
-  return *s;
+  return s;
 }
 
 Status HevcCudaReconstructor::place(const hevc::Picture& p, Slot& d) {
@@ -265,14 +262,16 @@ Status HevcCudaReconstructor::reconstruct(const hevc::PicParams& pp, const hevc:
   if (!stream_.get()) GVC_TRY(stream_.create());
   const cudaStream_t s = stream_.get();
   if (gpu_timer_) GVC_TRY(gpu_timer_->begin(s));
-  // a slot about to be written may hold a picture whose output copy is still queued
+  // a slot about to be written may hold a picture whose output copy (one of its own) is
+  // still queued; a frame that reads its slot keeps it from being written
   GVC_TRY(output_done_.wait_on(s));
 
   // the reference pictures first, so that the current picture's slot cannot evict one
   ref_slots_.assign(r.refs.size(), nullptr);
   for (size_t i = 0; i < r.refs.size(); ++i) {
     bool found = false;
-    ref_slots_[i] = &slot_for(*r.refs[i], found);
+    ref_slots_[i] = slot_for(*r.refs[i], found);
+    if (!ref_slots_[i]) return Status::error("no picture slot free: every one is read by an output frame");
     if (!found) {
       if (!r.refs[i]->samples_on_host)
         return Status::error("reference picture POC " + std::to_string(r.refs[i]->poc) +
@@ -282,7 +281,9 @@ Status HevcCudaReconstructor::reconstruct(const hevc::PicParams& pp, const hevc:
     }
   }
   bool found = false;
-  Slot& cur = slot_for(pic, found);
+  Slot* const cur_slot = slot_for(pic, found);
+  if (!cur_slot) return Status::error("no picture slot free: every one is read by an output frame");
+  Slot& cur = *cur_slot;
   GVC_TRY(place(pic, cur));
   if (!r.pcm.empty()) {
     hevc::write_pcm_blocks(r, pic);
@@ -416,7 +417,33 @@ Status HevcCudaReconstructor::write_output(const hevc::Picture& pic, HevcDeviceF
   if (!slot) return Status::error("output picture POC " + std::to_string(pic.poc) + " is not on the device");
   if (entry_failed_) return Status::error("the caller's CUDA context could not be made current on this thread");
   GVC_TRY(enter_device(device_id_));
+  f.let_go();
+  f.width = pic.crop_w;
+  f.height = pic.crop_h;
+  f.bit_depth = pic.bit_depth_y;
+  f.home_ = frame_buffers_;
+  int readers = 0;  // slots output frames read
+  for (const Slot& t : slots_) readers += t.read();
+  if (slot->read() || readers < kMaxReaders) {  // the frame reads the slot
+    slot->readers->fetch_add(1, std::memory_order_acq_rel);
+    f.readers_ = slot->readers;
+    for (int c = 0; c < 3; ++c) f.planes_[c] = slot->plane[c];
+    f.x0_ = pic.crop_x;
+    f.y0_ = pic.crop_y;
+    f.memory_ = slot->mem.owner;
+    return f.made_.record(stream_.get());  // behind the picture's reconstruction
+  }
+  // a copy of its own, before the slot is written again
   if (!output_stream_.get()) GVC_TRY(output_stream_.create());
+  {
+    std::lock_guard<std::mutex> lock(frame_buffers_->mutex);
+    if (frame_buffers_->free.empty()) {
+      ++frame_buffers_->made;
+    } else {
+      f.buf_ = std::move(frame_buffers_->free.back());
+      frame_buffers_->free.pop_back();
+    }
+  }
   const int bytes_per_sample = pic.bit_depth_y > 8 ? 2 : 1;
   const size_t row_bytes = size_t((pic.crop_w + 1) / 2) * 2 * bytes_per_sample;
   const size_t pitch = (row_bytes + 255) / 256 * 256;
@@ -427,9 +454,6 @@ Status HevcCudaReconstructor::write_output(const hevc::Picture& pic, HevcDeviceF
   f.view_.uv = f.view_.y + pitch * size_t(pic.crop_h);
   f.view_.uv_stride = ptrdiff_t(pitch);
   f.stream_ = output_stream_.get();
-  f.width = pic.crop_w;
-  f.height = pic.crop_h;
-  f.bit_depth = pic.bit_depth_y;
   GVC_TRY(slot->done.wait_on(f.stream_));
   GVC_TRY(hevc_write_semi_planar(slot->plane, pic.crop_x, pic.crop_y, pic.crop_w, pic.crop_h, pic.bit_depth_y,
                                  f.view_, f.stream_));
@@ -441,14 +465,6 @@ bool HevcCudaReconstructor::output(const hevc::Picture& pic, hevc::DecodedFrame&
   if (!frame) {
     f.device = std::make_shared<HevcDeviceFrame>();
     frame = static_cast<HevcDeviceFrame*>(f.device.get());
-    frame->home_ = frame_buffers_;
-    std::lock_guard<std::mutex> lock(frame_buffers_->mutex);
-    if (frame_buffers_->free.empty()) {
-      ++frame_buffers_->made;  // (allocated by write_output)
-    } else {
-      frame->buf_ = std::move(frame_buffers_->free.back());
-      frame_buffers_->free.pop_back();
-    }
   }
   const Status st = write_output(pic, *frame);
   if (st.ok()) return true;
@@ -456,24 +472,83 @@ bool HevcCudaReconstructor::output(const hevc::Picture& pic, hevc::DecodedFrame&
   return false;
 }
 
-HevcDeviceFrame::~HevcDeviceFrame() {
+void HevcDeviceFrame::let_go() {
+  if (readers_) readers_->fetch_sub(1, std::memory_order_acq_rel);
+  readers_.reset();
+  memory_.reset();
+  stream_ = nullptr;
   if (!buf_.get()) return;
   if (const std::shared_ptr<HevcFrameBuffers> home = home_.lock()) {
     std::lock_guard<std::mutex> lock(home->mutex);
     home->free.push_back(std::move(buf_));
   }
+  buf_.reset();  // (freed here when the reconstructor is gone)
 }
 
-Status HevcDeviceFrame::copy_to(const SemiPlanarView& dst) const {
-  if (!stream_) return Status::error("HEVC output frame: never written");
+HevcDeviceFrame::~HevcDeviceFrame() { let_go(); }
+
+namespace {
+
+// Whether a kernel may write `p` (device or managed memory), rather than host memory.
+bool device_writable(const void* p) {
+  cudaPointerAttributes a{};
+  if (cudaPointerGetAttributes(&a, p) != cudaSuccess) {
+    cudaGetLastError();  // (older runtimes fail on pageable memory)
+    return false;
+  }
+  return a.type == cudaMemoryTypeDevice || a.type == cudaMemoryTypeManaged;
+}
+
+// Copies the NV12/P010 picture `src` (w x h) into `dst` on `s` and waits for it.
+Status copy_semi_planar(const SemiPlanarView& src, const SemiPlanarView& dst, int w, int h, int bit_depth,
+                        cudaStream_t s) {
   const size_t bytes_per_sample = bit_depth > 8 ? 2 : 1;
-  const size_t luma_bytes = size_t(width) * bytes_per_sample;
-  const size_t chroma_bytes = size_t((width + 1) / 2) * 2 * bytes_per_sample;
-  GVC_CUDA_TRY(cudaMemcpy2DAsync(dst.y, size_t(dst.y_stride), view_.y, size_t(view_.y_stride), luma_bytes,
-                                 size_t(height), cudaMemcpyDefault, stream_));
-  GVC_CUDA_TRY(cudaMemcpy2DAsync(dst.uv, size_t(dst.uv_stride), view_.uv, size_t(view_.uv_stride), chroma_bytes,
-                                 size_t((height + 1) / 2), cudaMemcpyDefault, stream_));
-  return check(cudaStreamSynchronize(stream_), "HEVC output copy");
+  const size_t luma_bytes = size_t(w) * bytes_per_sample;
+  const size_t chroma_bytes = size_t((w + 1) / 2) * 2 * bytes_per_sample;
+  GVC_CUDA_TRY(cudaMemcpy2DAsync(dst.y, size_t(dst.y_stride), src.y, size_t(src.y_stride), luma_bytes, size_t(h),
+                                 cudaMemcpyDefault, s));
+  GVC_CUDA_TRY(cudaMemcpy2DAsync(dst.uv, size_t(dst.uv_stride), src.uv, size_t(src.uv_stride), chroma_bytes,
+                                 size_t((h + 1) / 2), cudaMemcpyDefault, s));
+  return check(cudaStreamSynchronize(s), "HEVC output copy");
+}
+
+}  // namespace
+
+Status HevcDeviceFrame::copy_to(const SemiPlanarView& dst) const {
+  if (stream_) return copy_semi_planar(view_, dst, width, height, bit_depth, stream_);  // a copy of its own
+  if (!readers_) return Status::error("HEVC output frame: never written");
+  const cudaStream_t s = cudaStreamPerThread;
+  GVC_TRY(made_.wait_on(s));
+  if (device_writable(dst.y) && device_writable(dst.uv)) {
+    GVC_TRY(hevc_write_semi_planar(planes_, x0_, y0_, width, height, bit_depth, dst, s));
+    return check(cudaStreamSynchronize(s), "HEVC output conversion");
+  }
+  // into host memory: converted into a scratch buffer on the device, then copied down
+  const std::shared_ptr<HevcFrameBuffers> home = home_.lock();
+  DeviceBuffer scratch;
+  if (home) {
+    std::lock_guard<std::mutex> lock(home->mutex);
+    if (home->free.empty()) {
+      ++home->made;
+    } else {
+      scratch = std::move(home->free.back());
+      home->free.pop_back();
+    }
+  }
+  const size_t bytes_per_sample = bit_depth > 8 ? 2 : 1;
+  const size_t pitch = (size_t((width + 1) / 2) * 2 * bytes_per_sample + 255) / 256 * 256;
+  Status st = scratch.reserve(pitch * size_t(height + (height + 1) / 2));
+  if (st.ok()) {
+    uint8_t* y = scratch.get<uint8_t>();
+    const SemiPlanarView v{y, ptrdiff_t(pitch), y + pitch * size_t(height), ptrdiff_t(pitch)};
+    st = hevc_write_semi_planar(planes_, x0_, y0_, width, height, bit_depth, v, s);
+    if (st.ok()) st = copy_semi_planar(v, dst, width, height, bit_depth, s);
+  }
+  if (home && scratch.get()) {
+    std::lock_guard<std::mutex> lock(home->mutex);
+    home->free.push_back(std::move(scratch));
+  }
+  return st;
 }
 
 bool HevcCudaReconstructor::run(const hevc::PicParams& pp, const hevc::FrameState& fs, const hevc::PictureRecon& r,

@@ -43,27 +43,40 @@ namespace cuda {
 struct HevcFrameBuffers {
   std::mutex mutex;
   std::vector<DeviceBuffer> free;
-  size_t made = 0;  // buffers allocated so far: at most as many as frames were alive at once
+  size_t made = 0;  // buffers allocated so far: at most as many as were in use at once
 };
 
-// An output picture on the device: NV12 (8 bits) or P010 (more), cropped, in a buffer of its
-// own; DecodedFrame::device of a picture from HevcCudaReconstructor::output. Its buffer goes
-// back to the reconstructor's HevcFrameBuffers with it.
+// An output picture on the device, cropped; DecodedFrame::device of a picture from
+// HevcCudaReconstructor::output. Usually it reads the picture where the reconstructor made it
+// (in the DPB's memory, whose slot is not reused while the frame exists), so that copy_to()
+// converts it straight into the destination; when too many frames hold slots, it is a copy
+// of its own in NV12 (8 bits) or P010 (more), made at output().
 class HevcDeviceFrame : public hevc::DeviceFrame {
  public:
   ~HevcDeviceFrame() override;
-  // Copies the picture into `dst` (device or host memory, any strides) once the GPU has made
-  // it; returns when the copy is complete. The reconstructor that made it must still exist.
+  // Writes the picture into `dst` as NV12 or P010 (device or host memory, any strides) once
+  // the GPU has made it; returns when the copy is complete. The frame's CUDA context must be
+  // current.
   Status copy_to(const SemiPlanarView& dst) const;
 
   int width = 0, height = 0, bit_depth = 8;
 
  private:
   friend class HevcCudaReconstructor;
+  void let_go();  // drops the slot, or the copy of its own (back to `home_`)
+  // In the reconstructor's slot: its planes (and their memory, held), the window, and an
+  // event recorded behind the picture's reconstruction.
+  HevcPlane planes_[3];
+  int x0_ = 0, y0_ = 0;
+  std::shared_ptr<void> memory_;
+  std::shared_ptr<std::atomic<int>> readers_;  // the slot's count of frames reading it
+  Event made_;
+  // Or a copy of its own, written on the reconstructor's output stream.
   DeviceBuffer buf_;
-  std::weak_ptr<HevcFrameBuffers> home_;
   SemiPlanarView view_;
-  cudaStream_t stream_ = nullptr;  // the reconstructor's output stream
+  cudaStream_t stream_ = nullptr;
+  // Where buf_ goes back to, and where copy_to() takes its scratch for a host destination.
+  std::weak_ptr<HevcFrameBuffers> home_;
 };
 
 // What HevcCudaReconstructor::prepare makes of a picture's records on its lane (host memory
@@ -113,11 +126,13 @@ class HevcCudaReconstructor : public hevc::Reconstructor {
   Status reconstruct(const hevc::PicParams& pp, const hevc::FrameState& fs, const hevc::PictureRecon& r,
                      hevc::Picture& pic);
   // Device memory held for pictures (the DPB on the GPU), in bytes, and the number of
-  // pictures it was made for: the most that were on the device at once (the DPB and the
-  // picture being reconstructed, once the decoder releases what leaves the DPB).
+  // pictures it was made for: the most that were on the device at once (the DPB, which counts
+  // the picture being reconstructed, once the decoder releases what leaves it; and pictures
+  // that left it while output frames still read them).
   size_t picture_bytes() const;
   size_t picture_slots() const { return slots_.size(); }
-  // Device buffers made for output frames (output()): the most frames alive at once.
+  // Device buffers made for output frames: copies of their own (when more than kMaxReaders
+  // frames would read slots) and the scratch of copy_to() into host memory.
   size_t frame_buffers() const;
   // Where the pictures' memory comes from (default: cudaMalloc); pictures already on the
   // device keep theirs. When the allocator fails, it is not asked again: cudaMalloc serves,
@@ -167,24 +182,31 @@ class HevcCudaReconstructor : public hevc::Reconstructor {
     int mem_width = 0, mem_height = 0;  // the picture size `mem` was made for
     HevcPlane plane[3];                 // the picture's planes in `mem`
     Event done;  // recorded after the picture's last filter
+    // output frames reading the slot (HevcDeviceFrame): it is not reused before they are gone
+    std::shared_ptr<std::atomic<int>> readers = std::make_shared<std::atomic<int>>(0);
+    bool read() const { return readers->load(std::memory_order_acquire) > 0; }
   };
   // The slot of `p`: its device copy when there is one (`found`), else a slot to fill: one
-  // released (of the same size first), a new one, or the least recently used.
-  Slot& slot_for(const hevc::Picture& p, bool& found);
+  // released (of the same size first), a new one, or the least recently used; never one that
+  // an output frame reads (null when every slot is such).
+  Slot* slot_for(const hevc::Picture& p, bool& found);
   // Gives `d` memory for `p` (keeping what it has when the size is the same) and sets its planes.
   Status place(const hevc::Picture& p, Slot& d);
   Status upload(const hevc::Picture& p, Slot& d);
   Status download(const Slot& d, hevc::Picture& p);
   Status write_output(const hevc::Picture& pic, HevcDeviceFrame& f);
 
-  static constexpr size_t kMaxSlots = 24;  // the DPB's 16 pictures, the current one, spares
+  // Slots that output frames may hold beyond the DPB's (a caller that holds more frames gets
+  // copies): the frames that are ready while the decoder's caller is still giving it data.
+  static constexpr int kMaxReaders = 8;
+  static constexpr size_t kMaxSlots = 17 + kMaxReaders;  // the DPB's 16 pictures, the current one
 
   int device_id_;
   std::atomic<bool> keep_pictures_{false};  // set by the element's thread, read on the decoder's
   std::atomic<bool> entry_failed_{false};   // thread_entry() could not make the context current
   Stream stream_;
-  Stream output_stream_;  // output() only: waits for each picture's `done`
-  Event output_done_;     // after the last output() conversion; the next picture waits for it
+  Stream output_stream_;  // output()'s copies: each waits for its picture's `done`
+  Event output_done_;     // after the last such copy; the next picture waits for it
   std::shared_ptr<HevcFrameBuffers> frame_buffers_ = std::make_shared<HevcFrameBuffers>();
   std::vector<Slot> slots_;
   uint64_t use_counter_ = 0;
