@@ -386,7 +386,7 @@ Status HevcCudaReconstructor::reconstruct(const hevc::PicParams& pp, const hevc:
   if (gpu_timer_) GVC_TRY(gpu_timer_->mark(kGpuDeblock, s));
   if (plan->sao) GVC_TRY(sao_.run(plan->sao_frame, cur.plane, s));
   if (gpu_timer_) GVC_TRY(gpu_timer_->mark(kGpuSao, s));
-  GVC_TRY(cur.done.record(s));
+  GVC_TRY(cur.done->record(s));
   lap(t, times.sao);
   if (!keep_pictures_) {  // else the decoder parses on while the GPU works
     GVC_TRY(download(cur, pic));
@@ -422,6 +422,8 @@ Status HevcCudaReconstructor::write_output(const hevc::Picture& pic, HevcDeviceF
   f.height = pic.crop_h;
   f.bit_depth = pic.bit_depth_y;
   f.home_ = frame_buffers_;
+  if (!output_stream_.get()) GVC_TRY(output_stream_.create());
+  f.stream_ = output_stream_.get();
   int readers = 0;  // slots output frames read
   for (const Slot& t : slots_) readers += t.read();
   if (slot->read() || readers < kMaxReaders) {  // the frame reads the slot
@@ -431,10 +433,10 @@ Status HevcCudaReconstructor::write_output(const hevc::Picture& pic, HevcDeviceF
     f.x0_ = pic.crop_x;
     f.y0_ = pic.crop_y;
     f.memory_ = slot->mem.owner;
-    return f.made_.record(stream_.get());  // behind the picture's reconstruction
+    f.made_ = slot->done;
+    return {};
   }
   // a copy of its own, before the slot is written again
-  if (!output_stream_.get()) GVC_TRY(output_stream_.create());
   {
     std::lock_guard<std::mutex> lock(frame_buffers_->mutex);
     if (frame_buffers_->free.empty()) {
@@ -453,8 +455,7 @@ Status HevcCudaReconstructor::write_output(const hevc::Picture& pic, HevcDeviceF
   f.view_.y_stride = ptrdiff_t(pitch);
   f.view_.uv = f.view_.y + pitch * size_t(pic.crop_h);
   f.view_.uv_stride = ptrdiff_t(pitch);
-  f.stream_ = output_stream_.get();
-  GVC_TRY(slot->done.wait_on(f.stream_));
+  GVC_TRY(slot->done->wait_on(f.stream_));
   GVC_TRY(hevc_write_semi_planar(slot->plane, pic.crop_x, pic.crop_y, pic.crop_w, pic.crop_h, pic.bit_depth_y,
                                  f.view_, f.stream_));
   return output_done_.record(f.stream_);
@@ -476,6 +477,7 @@ void HevcDeviceFrame::let_go() {
   if (readers_) readers_->fetch_sub(1, std::memory_order_acq_rel);
   readers_.reset();
   memory_.reset();
+  made_.reset();
   stream_ = nullptr;
   if (!buf_.get()) return;
   if (const std::shared_ptr<HevcFrameBuffers> home = home_.lock()) {
@@ -515,10 +517,10 @@ Status copy_semi_planar(const SemiPlanarView& src, const SemiPlanarView& dst, in
 }  // namespace
 
 Status HevcDeviceFrame::copy_to(const SemiPlanarView& dst) const {
-  if (stream_) return copy_semi_planar(view_, dst, width, height, bit_depth, stream_);  // a copy of its own
-  if (!readers_) return Status::error("HEVC output frame: never written");
-  const cudaStream_t s = cudaStreamPerThread;
-  GVC_TRY(made_.wait_on(s));
+  if (!stream_) return Status::error("HEVC output frame: never written");
+  const cudaStream_t s = stream_;
+  if (buf_.get()) return copy_semi_planar(view_, dst, width, height, bit_depth, s);  // a copy of its own
+  GVC_TRY(made_->wait_on(s));
   if (device_writable(dst.y) && device_writable(dst.uv)) {
     GVC_TRY(hevc_write_semi_planar(planes_, x0_, y0_, width, height, bit_depth, dst, s));
     return check(cudaStreamSynchronize(s), "HEVC output conversion");

@@ -64,17 +64,19 @@ class HevcDeviceFrame : public hevc::DeviceFrame {
  private:
   friend class HevcCudaReconstructor;
   void let_go();  // drops the slot, or the copy of its own (back to `home_`)
-  // In the reconstructor's slot: its planes (and their memory, held), the window, and an
-  // event recorded behind the picture's reconstruction.
+  // In the reconstructor's slot: its planes (and their memory, held), the window, and the
+  // slot's event recorded behind the picture's reconstruction. (No CUDA object of the frame's
+  // own: it may go on a thread without the context, where releasing one would make the CUDA
+  // runtime set up a context of its own.)
   HevcPlane planes_[3];
   int x0_ = 0, y0_ = 0;
   std::shared_ptr<void> memory_;
   std::shared_ptr<std::atomic<int>> readers_;  // the slot's count of frames reading it
-  Event made_;
-  // Or a copy of its own, written on the reconstructor's output stream.
+  std::shared_ptr<const Event> made_;
+  // Or a copy of its own (buf_ set), written on the reconstructor's output stream.
   DeviceBuffer buf_;
   SemiPlanarView view_;
-  cudaStream_t stream_ = nullptr;
+  cudaStream_t stream_ = nullptr;  // the reconstructor's output stream, for copy_to()
   // Where buf_ goes back to, and where copy_to() takes its scratch for a host destination.
   std::weak_ptr<HevcFrameBuffers> home_;
 };
@@ -181,7 +183,7 @@ class HevcCudaReconstructor : public hevc::Reconstructor {
     PictureMemory mem;
     int mem_width = 0, mem_height = 0;  // the picture size `mem` was made for
     HevcPlane plane[3];                 // the picture's planes in `mem`
-    Event done;  // recorded after the picture's last filter
+    std::shared_ptr<Event> done = std::make_shared<Event>();  // recorded after the picture's last filter
     // output frames reading the slot (HevcDeviceFrame): it is not reused before they are gone
     std::shared_ptr<std::atomic<int>> readers = std::make_shared<std::atomic<int>>(0);
     bool read() const { return readers->load(std::memory_order_acquire) > 0; }
