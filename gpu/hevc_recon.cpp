@@ -1,6 +1,7 @@
 // hevc_recon.cpp: an HEVC picture's recorded reconstruction and its loop filters run on the GPU, stage after stage on one stream
 #include "gpu/hevc_recon.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
@@ -34,7 +35,34 @@ void lap(Clock::time_point& t, double& acc) {
 // for the whole device.
 size_t with_headroom(size_t bytes) { return bytes + bytes / 4; }
 
+// Reserves in `buf` a w x h NV12 (8 bits) or P010 picture, rows 256-byte aligned, and gives
+// its view.
+Status semi_planar_in(DeviceBuffer& buf, int w, int h, int bit_depth, SemiPlanarView& v) {
+  const size_t bytes_per_sample = bit_depth > 8 ? 2 : 1;
+  const size_t pitch = (size_t((w + 1) / 2) * 2 * bytes_per_sample + 255) / 256 * 256;
+  GVC_TRY(buf.reserve(pitch * size_t(h + (h + 1) / 2)));
+  uint8_t* y = buf.get<uint8_t>();
+  v = SemiPlanarView{y, ptrdiff_t(pitch), y + pitch * size_t(h), ptrdiff_t(pitch)};
+  return {};
+}
+
 }  // namespace
+
+DeviceBuffer HevcFrameBuffers::take() {
+  std::lock_guard<std::mutex> lock(mutex);
+  if (free.empty()) {
+    ++made;
+    return DeviceBuffer();
+  }
+  DeviceBuffer b = std::move(free.back());
+  free.pop_back();
+  return b;
+}
+
+void HevcFrameBuffers::give_back(DeviceBuffer&& b) {
+  std::lock_guard<std::mutex> lock(mutex);
+  free.push_back(std::move(b));
+}
 
 std::string HevcCudaReconstructor::host_times_summary() const {
   const HostTimes& t = host_times_;
@@ -87,9 +115,10 @@ void HevcCudaReconstructor::release(const hevc::Picture& pic) {
     if (s.pic == &pic && s.decode_index == pic.decode_index) s.pic = nullptr;
 }
 
-HevcCudaReconstructor::Slot* HevcCudaReconstructor::slot_for(const hevc::Picture& p, bool& found) {
+Status HevcCudaReconstructor::slot_for(const hevc::Picture& p, Slot*& out, bool& found) {
   found = false;
-  Slot* free = nullptr;
+  out = nullptr;
+  Slot *free = nullptr, *evictable = nullptr;
   const auto fits = [&p](const Slot& s) {
     return s.mem.owner && s.mem_width == p.plane[0].width && s.mem_height == p.plane[0].height;
   };
@@ -97,26 +126,40 @@ HevcCudaReconstructor::Slot* HevcCudaReconstructor::slot_for(const hevc::Picture
     if (s.pic == &p && s.decode_index == p.decode_index) {
       found = true;
       s.last_use = ++use_counter_;
-      return &s;
+      out = &s;
+      return {};
     }
     if (s.pic == &p) s.pic = nullptr;  // a picture that lived at this address before (not released)
-    if (s.pic || s.read()) continue;
-    if (!free || (!fits(*free) && fits(s))) free = &s;
+    if (s.pic) continue;
+    if (!s.read()) {
+      if (!free || (!fits(*free) && fits(s))) free = &s;
+    } else if (!evictable || s.last_use < evictable->last_use) {
+      evictable = &s;
+    }
   }
   Slot* s = free;
+  if (!s && slots_.size() < std::min(dpb_slots_, kMaxSlots)) {
+    slots_.emplace_back();
+    s = &slots_.back();
+  }
+  if (!s && evictable) {
+    GVC_TRY(evict(*evictable));
+    s = evictable;
+  }
   if (!s && slots_.size() < kMaxSlots) {
     slots_.emplace_back();
     s = &slots_.back();
   }
-  if (!s) {  // the least recently used one that no output frame reads
+  if (!s) {  // the least recently used one that no output frame reads (a DPB picture)
     for (Slot& t : slots_)
       if (!t.read() && (!s || t.last_use < s->last_use)) s = &t;
-    if (!s) return nullptr;
+    if (!s) return Status::error("HEVC reconstruction: no picture slot left, output frames read them all");
   }
   s->pic = &p;
   s->decode_index = p.decode_index;
   s->last_use = ++use_counter_;
-  return s;
+  out = s;
+  return {};
 }
 
 Status HevcCudaReconstructor::place(const hevc::Picture& p, Slot& d) {
@@ -262,16 +305,15 @@ Status HevcCudaReconstructor::reconstruct(const hevc::PicParams& pp, const hevc:
   if (!stream_.get()) GVC_TRY(stream_.create());
   const cudaStream_t s = stream_.get();
   if (gpu_timer_) GVC_TRY(gpu_timer_->begin(s));
-  // a slot about to be written may hold a picture whose output copy (one of its own) is
-  // still queued; a frame that reads its slot keeps it from being written
-  GVC_TRY(output_done_.wait_on(s));
+  // the DPB's size, for slot_for
+  const int htid = pp.sps->max_sub_layers_minus1;
+  dpb_slots_ = size_t(pp.sps->max_dec_pic_buffering_minus1[htid]) + 1;
 
   // the reference pictures first, so that the current picture's slot cannot evict one
   ref_slots_.assign(r.refs.size(), nullptr);
   for (size_t i = 0; i < r.refs.size(); ++i) {
     bool found = false;
-    ref_slots_[i] = slot_for(*r.refs[i], found);
-    if (!ref_slots_[i]) return Status::error("no picture slot free: every one is read by an output frame");
+    GVC_TRY(slot_for(*r.refs[i], ref_slots_[i], found));
     if (!found) {
       if (!r.refs[i]->samples_on_host)
         return Status::error("reference picture POC " + std::to_string(r.refs[i]->poc) +
@@ -281,8 +323,8 @@ Status HevcCudaReconstructor::reconstruct(const hevc::PicParams& pp, const hevc:
     }
   }
   bool found = false;
-  Slot* const cur_slot = slot_for(pic, found);
-  if (!cur_slot) return Status::error("no picture slot free: every one is read by an output frame");
+  Slot* cur_slot = nullptr;
+  GVC_TRY(slot_for(pic, cur_slot, found));
   Slot& cur = *cur_slot;
   GVC_TRY(place(pic, cur));
   if (!r.pcm.empty()) {
@@ -410,64 +452,77 @@ Status HevcCudaReconstructor::reconstruct(const hevc::PicParams& pp, const hevc:
   return {};
 }
 
-Status HevcCudaReconstructor::write_output(const hevc::Picture& pic, HevcDeviceFrame& f) {
+Status HevcCudaReconstructor::write_output(const hevc::Picture& pic, const std::shared_ptr<HevcDeviceFrame>& fp) {
   Slot* slot = nullptr;
   for (Slot& t : slots_)
     if (t.pic == &pic && t.decode_index == pic.decode_index) slot = &t;
   if (!slot) return Status::error("output picture POC " + std::to_string(pic.poc) + " is not on the device");
   if (entry_failed_) return Status::error("the caller's CUDA context could not be made current on this thread");
   GVC_TRY(enter_device(device_id_));
+  if (!output_stream_.get()) GVC_TRY(output_stream_.create());
+  HevcDeviceFrame& f = *fp;
+  std::lock_guard<std::mutex> lock(f.m_);
   f.let_go();
+  f.copied_ = false;
   f.width = pic.crop_w;
   f.height = pic.crop_h;
   f.bit_depth = pic.bit_depth_y;
   f.home_ = frame_buffers_;
-  if (!output_stream_.get()) GVC_TRY(output_stream_.create());
   f.stream_ = output_stream_.get();
-  int readers = 0;  // slots output frames read
-  for (const Slot& t : slots_) readers += t.read();
-  if (slot->read() || readers < kMaxReaders) {  // the frame reads the slot
-    slot->readers->fetch_add(1, std::memory_order_acq_rel);
-    f.readers_ = slot->readers;
-    for (int c = 0; c < 3; ++c) f.planes_[c] = slot->plane[c];
-    f.x0_ = pic.crop_x;
-    f.y0_ = pic.crop_y;
-    f.memory_ = slot->mem.owner;
-    f.made_ = slot->done;
-    return {};
-  }
-  // a copy of its own, before the slot is written again
-  {
-    std::lock_guard<std::mutex> lock(frame_buffers_->mutex);
-    if (frame_buffers_->free.empty()) {
-      ++frame_buffers_->made;
-    } else {
-      f.buf_ = std::move(frame_buffers_->free.back());
-      frame_buffers_->free.pop_back();
+  for (int c = 0; c < 3; ++c) f.planes_[c] = slot->plane[c];
+  f.x0_ = pic.crop_x;
+  f.y0_ = pic.crop_y;
+  f.memory_ = slot->mem.owner;
+  f.made_ = slot->done;
+  slot->readers->fetch_add(1, std::memory_order_acq_rel);
+  f.readers_ = slot->readers;
+  // (frames gone or taken off since are dropped from the list as it grows)
+  auto& list = slot->frames;
+  list.erase(std::remove_if(list.begin(), list.end(), [](const std::weak_ptr<HevcDeviceFrame>& w) { return w.expired(); }),
+             list.end());
+  list.push_back(fp);
+  return {};
+}
+
+Status HevcCudaReconstructor::evict(Slot& d) {
+  bool copies = false;
+  for (const std::weak_ptr<HevcDeviceFrame>& w : d.frames) {
+    const std::shared_ptr<HevcDeviceFrame> fp = w.lock();
+    if (!fp) continue;
+    HevcDeviceFrame& f = *fp;
+    std::lock_guard<std::mutex> lock(f.m_);
+    if (f.readers_ != d.readers) continue;  // reads another slot now, or a copy of its own
+    if (f.copied_) {  // taken and copied out: nobody reads it again
+      f.let_go();
+      continue;
     }
+    DeviceBuffer buf = frame_buffers_->take();
+    SemiPlanarView v;
+    GVC_TRY(semi_planar_in(buf, f.width, f.height, f.bit_depth, v));
+    GVC_TRY(d.done->wait_on(f.stream_));
+    GVC_TRY(hevc_write_semi_planar(d.plane, f.x0_, f.y0_, f.width, f.height, f.bit_depth, v, f.stream_));
+    copies = true;
+    const cudaStream_t stream = f.stream_;
+    f.let_go();  // the slot (and buf_, empty)
+    f.buf_ = std::move(buf);
+    f.view_ = v;
+    f.stream_ = stream;
   }
-  const int bytes_per_sample = pic.bit_depth_y > 8 ? 2 : 1;
-  const size_t row_bytes = size_t((pic.crop_w + 1) / 2) * 2 * bytes_per_sample;
-  const size_t pitch = (row_bytes + 255) / 256 * 256;
-  const size_t rows = size_t(pic.crop_h) + size_t((pic.crop_h + 1) / 2);
-  GVC_TRY(f.buf_.reserve(pitch * rows));
-  f.view_.y = f.buf_.get<uint8_t>();
-  f.view_.y_stride = ptrdiff_t(pitch);
-  f.view_.uv = f.view_.y + pitch * size_t(pic.crop_h);
-  f.view_.uv_stride = ptrdiff_t(pitch);
-  GVC_TRY(slot->done->wait_on(f.stream_));
-  GVC_TRY(hevc_write_semi_planar(slot->plane, pic.crop_x, pic.crop_y, pic.crop_w, pic.crop_h, pic.bit_depth_y,
-                                 f.view_, f.stream_));
-  return output_done_.record(f.stream_);
+  d.frames.clear();
+  if (d.read()) return Status::error("HEVC reconstruction: an output frame still reads an evicted picture");
+  if (!copies) return {};
+  // the slot is written once the copies are made
+  GVC_TRY(output_done_.record(output_stream_.get()));
+  return output_done_.wait_on(stream_.get());
 }
 
 bool HevcCudaReconstructor::output(const hevc::Picture& pic, hevc::DecodedFrame& f, std::string& err) {
-  auto* frame = dynamic_cast<HevcDeviceFrame*>(f.device.get());
+  std::shared_ptr<HevcDeviceFrame> frame = std::dynamic_pointer_cast<HevcDeviceFrame>(f.device);
   if (!frame) {
-    f.device = std::make_shared<HevcDeviceFrame>();
-    frame = static_cast<HevcDeviceFrame*>(f.device.get());
+    frame = std::make_shared<HevcDeviceFrame>();
+    f.device = frame;
   }
-  const Status st = write_output(pic, *frame);
+  const Status st = write_output(pic, frame);
   if (st.ok()) return true;
   err = st.message();
   return false;
@@ -480,14 +535,14 @@ void HevcDeviceFrame::let_go() {
   made_.reset();
   stream_ = nullptr;
   if (!buf_.get()) return;
-  if (const std::shared_ptr<HevcFrameBuffers> home = home_.lock()) {
-    std::lock_guard<std::mutex> lock(home->mutex);
-    home->free.push_back(std::move(buf_));
-  }
+  if (const std::shared_ptr<HevcFrameBuffers> home = home_.lock()) home->give_back(std::move(buf_));
   buf_.reset();  // (freed here when the reconstructor is gone)
 }
 
-HevcDeviceFrame::~HevcDeviceFrame() { let_go(); }
+HevcDeviceFrame::~HevcDeviceFrame() {
+  std::lock_guard<std::mutex> lock(m_);
+  let_go();
+}
 
 namespace {
 
@@ -517,7 +572,11 @@ Status copy_semi_planar(const SemiPlanarView& src, const SemiPlanarView& dst, in
 }  // namespace
 
 Status HevcDeviceFrame::copy_to(const SemiPlanarView& dst) const {
-  if (!stream_) return Status::error("HEVC output frame: never written");
+  std::lock_guard<std::mutex> lock(m_);
+  if (!stream_)
+    return Status::error(copied_ ? "HEVC output frame: its picture was reused after it was copied out"
+                                 : "HEVC output frame: never written");
+  copied_ = true;
   const cudaStream_t s = stream_;
   if (buf_.get()) return copy_semi_planar(view_, dst, width, height, bit_depth, s);  // a copy of its own
   GVC_TRY(made_->wait_on(s));
@@ -527,29 +586,12 @@ Status HevcDeviceFrame::copy_to(const SemiPlanarView& dst) const {
   }
   // into host memory: converted into a scratch buffer on the device, then copied down
   const std::shared_ptr<HevcFrameBuffers> home = home_.lock();
-  DeviceBuffer scratch;
-  if (home) {
-    std::lock_guard<std::mutex> lock(home->mutex);
-    if (home->free.empty()) {
-      ++home->made;
-    } else {
-      scratch = std::move(home->free.back());
-      home->free.pop_back();
-    }
-  }
-  const size_t bytes_per_sample = bit_depth > 8 ? 2 : 1;
-  const size_t pitch = (size_t((width + 1) / 2) * 2 * bytes_per_sample + 255) / 256 * 256;
-  Status st = scratch.reserve(pitch * size_t(height + (height + 1) / 2));
-  if (st.ok()) {
-    uint8_t* y = scratch.get<uint8_t>();
-    const SemiPlanarView v{y, ptrdiff_t(pitch), y + pitch * size_t(height), ptrdiff_t(pitch)};
-    st = hevc_write_semi_planar(planes_, x0_, y0_, width, height, bit_depth, v, s);
-    if (st.ok()) st = copy_semi_planar(v, dst, width, height, bit_depth, s);
-  }
-  if (home && scratch.get()) {
-    std::lock_guard<std::mutex> lock(home->mutex);
-    home->free.push_back(std::move(scratch));
-  }
+  DeviceBuffer scratch = home ? home->take() : DeviceBuffer();
+  SemiPlanarView v;
+  Status st = semi_planar_in(scratch, width, height, bit_depth, v);
+  if (st.ok()) st = hevc_write_semi_planar(planes_, x0_, y0_, width, height, bit_depth, v, s);
+  if (st.ok()) st = copy_semi_planar(v, dst, width, height, bit_depth, s);
+  if (home && scratch.get()) home->give_back(std::move(scratch));
   return st;
 }
 

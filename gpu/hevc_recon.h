@@ -41,29 +41,38 @@ namespace cuda {
 // The device buffers of output frames that are gone, for the next ones (a cudaMalloc per
 // frame, and a cudaFree, which waits for the whole device, would cost more than the copy).
 struct HevcFrameBuffers {
+  // A buffer let go before, or an empty one to reserve (counted in `made`).
+  DeviceBuffer take();
+  void give_back(DeviceBuffer&& b);
+
   std::mutex mutex;
   std::vector<DeviceBuffer> free;
   size_t made = 0;  // buffers allocated so far: at most as many as were in use at once
 };
 
 // An output picture on the device, cropped; DecodedFrame::device of a picture from
-// HevcCudaReconstructor::output. Usually it reads the picture where the reconstructor made it
-// (in the DPB's memory, whose slot is not reused while the frame exists), so that copy_to()
-// converts it straight into the destination; when too many frames hold slots, it is a copy
-// of its own in NV12 (8 bits) or P010 (more), made at output().
+// HevcCudaReconstructor::output. It reads the picture where the reconstructor made it (the
+// DPB's memory, whose slot is not written again while the frame reads it), and copy_to()
+// converts it straight into the destination. When the reconstructor needs that slot for a
+// later picture (the picture has left the DPB and the frame is still not taken), the frame
+// becomes a copy of its own in NV12 (8 bits) or P010 (more) first; once it has been copied
+// out, it just lets go of the slot.
 class HevcDeviceFrame : public hevc::DeviceFrame {
  public:
   ~HevcDeviceFrame() override;
   // Writes the picture into `dst` as NV12 or P010 (device or host memory, any strides) once
   // the GPU has made it; returns when the copy is complete. The frame's CUDA context must be
-  // current.
+  // current, and the reconstructor that made the frame must still exist. A second call may
+  // find the picture gone (an error).
   Status copy_to(const SemiPlanarView& dst) const;
 
   int width = 0, height = 0, bit_depth = 8;
 
  private:
   friend class HevcCudaReconstructor;
-  void let_go();  // drops the slot, or the copy of its own (back to `home_`)
+  void let_go();  // drops the slot, or the copy of its own (back to `home_`); m_ held
+  mutable std::mutex m_;  // copy_to() against the reconstructor's thread taking the slot
+  mutable bool copied_ = false;
   // In the reconstructor's slot: its planes (and their memory, held), the window, and the
   // slot's event recorded behind the picture's reconstruction. (No CUDA object of the frame's
   // own: it may go on a thread without the context, where releasing one would make the CUDA
@@ -133,8 +142,8 @@ class HevcCudaReconstructor : public hevc::Reconstructor {
   // that left it while output frames still read them).
   size_t picture_bytes() const;
   size_t picture_slots() const { return slots_.size(); }
-  // Device buffers made for output frames: copies of their own (when more than kMaxReaders
-  // frames would read slots) and the scratch of copy_to() into host memory.
+  // Device buffers made for output frames: copies of their own (frames whose slot was
+  // needed before they were taken) and the scratch of copy_to() into host memory.
   size_t frame_buffers() const;
   // Where the pictures' memory comes from (default: cudaMalloc); pictures already on the
   // device keep theirs. When the allocator fails, it is not asked again: cudaMalloc serves,
@@ -184,31 +193,35 @@ class HevcCudaReconstructor : public hevc::Reconstructor {
     int mem_width = 0, mem_height = 0;  // the picture size `mem` was made for
     HevcPlane plane[3];                 // the picture's planes in `mem`
     std::shared_ptr<Event> done = std::make_shared<Event>();  // recorded after the picture's last filter
-    // output frames reading the slot (HevcDeviceFrame): it is not reused before they are gone
+    // output frames reading the slot (HevcDeviceFrame; some may be gone or copied out): it is
+    // not written again before they let go of it
     std::shared_ptr<std::atomic<int>> readers = std::make_shared<std::atomic<int>>(0);
+    std::vector<std::weak_ptr<HevcDeviceFrame>> frames;
     bool read() const { return readers->load(std::memory_order_acquire) > 0; }
   };
-  // The slot of `p`: its device copy when there is one (`found`), else a slot to fill: one
-  // released (of the same size first), a new one, or the least recently used; never one that
-  // an output frame reads (null when every slot is such).
-  Slot* slot_for(const hevc::Picture& p, bool& found);
+  // The slot of `p` in `out`: its device copy when there is one (`found`), else a slot to fill:
+  // a free one (of the same size first); a new one while there are fewer than the DPB's size;
+  // one whose picture has left the DPB, taken from the output frames that read it (evict); a
+  // new one; the least recently used that no frame reads. Fails when there is none.
+  Status slot_for(const hevc::Picture& p, Slot*& out, bool& found);
+  // Makes the output frames that read `d` let go of it, each first made a copy of its own
+  // unless it was copied out already; the next picture's work waits for those copies.
+  Status evict(Slot& d);
   // Gives `d` memory for `p` (keeping what it has when the size is the same) and sets its planes.
   Status place(const hevc::Picture& p, Slot& d);
   Status upload(const hevc::Picture& p, Slot& d);
   Status download(const Slot& d, hevc::Picture& p);
-  Status write_output(const hevc::Picture& pic, HevcDeviceFrame& f);
+  Status write_output(const hevc::Picture& pic, const std::shared_ptr<HevcDeviceFrame>& f);
 
-  // Slots that output frames may hold beyond the DPB's (a caller that holds more frames gets
-  // copies): the frames that are ready while the decoder's caller is still giving it data.
-  static constexpr int kMaxReaders = 8;
-  static constexpr size_t kMaxSlots = 17 + kMaxReaders;  // the DPB's 16 pictures, the current one
+  static constexpr size_t kMaxSlots = 24;  // the DPB's 16 pictures and spares
 
   int device_id_;
   std::atomic<bool> keep_pictures_{false};  // set by the element's thread, read on the decoder's
   std::atomic<bool> entry_failed_{false};   // thread_entry() could not make the context current
   Stream stream_;
-  Stream output_stream_;  // output()'s copies: each waits for its picture's `done`
-  Event output_done_;     // after the last such copy; the next picture waits for it
+  Stream output_stream_;  // the frames' copies: each waits for its picture's `done`
+  Event output_done_;     // after the last copy evict() made; the next picture waits for it
+  size_t dpb_slots_ = 0;  // the current SPS's DPB size (sps_max_dec_pic_buffering)
   std::shared_ptr<HevcFrameBuffers> frame_buffers_ = std::make_shared<HevcFrameBuffers>();
   std::vector<Slot> slots_;
   uint64_t use_counter_ = 0;
