@@ -59,25 +59,187 @@ __global__ void __launch_bounds__(kReconThreads) recon_inter(KernelFrame k) {
   h264::reconstruct_mb(f, i % f.mb_width, i / f.mb_width, *scratch);
 }
 
-// The intra macroblocks, a block per macroblock row, one thread: row y's macroblock x waits
-// for row y - 1 to have passed x + 1 (its upper-right neighbour, and so its upper and
-// upper-left ones), as decoding order allows; inter macroblocks were reconstructed before.
-// progress[y] counts the macroblocks of row y done (zero at the launch).
-__global__ void __launch_bounds__(1) recon_intra_rows(KernelFrame k, unsigned* progress) {
-  h264::MbScratch* scratch;
-  const ReconPicture f = block_frame(k, scratch);
-  const int y = blockIdx.x, w = f.mb_width;
+// The intra wavefront: a block per macroblock row, row y's macroblock x waiting for row y - 1
+// to have passed x + 1 (its upper-right neighbour, and so its upper and upper-left ones), as
+// decoding order allows; inter macroblocks were reconstructed before. progress[y] counts the
+// macroblocks of row y done (zero at the launch). A macroblock is shared by two warps: one
+// makes its luma (Intra_16x16 a thread per 4x4 block, Intra_4x4 a thread per sample of each
+// block in turn), the other its chroma (a thread per 4x4 block), with recon_mb.h's
+// arithmetic, so the bits are the CPU's; then the I_PCM choice (intra_mb_bits in parts, a
+// thread each). One thread per row, a macroblock at a time, took 92 us per macroblock.
+constexpr int kIntraThreads = 64;
+
+// What a macroblock's threads share.
+struct IntraShared {
+  h264::IntraEdge edge;        // luma: the macroblock's (Intra_16x16) or its current 4x4 block's
+  h264::IntraEdge cedge[2];    // Cb, Cr
+  uint8_t pred[256];           // Intra_16x16's prediction, stride 16
+  uint8_t cpred[2][64];        // stride 8
+  int32_t dc[16], dcy[16];     // Intra_16x16: the blocks' DC coefficients, their scaled DCs
+  int32_t cdc[2][4];           // the chroma blocks' DC coefficients
+  int cbp_luma, cbp_chroma;
+};
+
+constexpr unsigned kHalfWarp = 0xffffu;
+
+// fdct4x4 of a block held a sample per thread (threads 0..15, raster order i = 4 * y + x):
+// each gets its coefficient.
+__device__ int fdct4x4_lane(int v, int i) {
+  const int x = i & 3, y = i >> 2, r = i & ~3;
+  const int x0 = __shfl_sync(kHalfWarp, v, r), x1 = __shfl_sync(kHalfWarp, v, r + 1);
+  const int x2 = __shfl_sync(kHalfWarp, v, r + 2), x3 = __shfl_sync(kHalfWarp, v, r + 3);
+  int s03 = x0 + x3, d03 = x0 - x3, s12 = x1 + x2, d12 = x1 - x2;
+  const int t = x == 0 ? s03 + s12 : x == 1 ? 2 * d03 + d12 : x == 2 ? s03 - s12 : d03 - 2 * d12;
+  const int c0 = __shfl_sync(kHalfWarp, t, x), c1 = __shfl_sync(kHalfWarp, t, 4 + x);
+  const int c2 = __shfl_sync(kHalfWarp, t, 8 + x), c3 = __shfl_sync(kHalfWarp, t, 12 + x);
+  s03 = c0 + c3, d03 = c0 - c3, s12 = c1 + c2, d12 = c1 - c2;
+  return y == 0 ? s03 + s12 : y == 1 ? 2 * d03 + d12 : y == 2 ? s03 - s12 : d03 - 2 * d12;
+}
+
+// idct4x4 (with its final rounding) of scaled coefficients held as fdct4x4_lane's.
+__device__ int idct4x4_lane(int v, int i) {
+  const int x = i & 3, y = i >> 2, r = i & ~3;
+  const int x0 = __shfl_sync(kHalfWarp, v, r), x1 = __shfl_sync(kHalfWarp, v, r + 1);
+  const int x2 = __shfl_sync(kHalfWarp, v, r + 2), x3 = __shfl_sync(kHalfWarp, v, r + 3);
+  int e0 = x0 + x2, e1 = x0 - x2, e2 = (x1 >> 1) - x3, e3 = x1 + (x3 >> 1);
+  const int f = x == 0 ? e0 + e3 : x == 1 ? e1 + e2 : x == 2 ? e1 - e2 : e0 - e3;
+  const int f0 = __shfl_sync(kHalfWarp, f, x), f1 = __shfl_sync(kHalfWarp, f, 4 + x);
+  const int f2 = __shfl_sync(kHalfWarp, f, 8 + x), f3 = __shfl_sync(kHalfWarp, f, 12 + x);
+  e0 = f0 + f2, e1 = f0 - f2, e2 = (f1 >> 1) - f3, e3 = f1 + (f3 >> 1);
+  return ((y == 0 ? e0 + e3 : y == 1 ? e1 + e2 : y == 2 ? e1 - e2 : e0 - e3) + 32) >> 6;
+}
+
+// The luma of an intra macroblock, by one warp (recon_mb.h's reconstruct_mb).
+__device__ void intra_luma(const ReconPicture& f, const h264::MbMap& map, int mx, int my, const h264::MbPixels& px,
+                           bool up, bool left, bool up_left, IntraShared& sh, int lane) {
+  Macroblock& mb = f.mbs[my * f.mb_width + mx];
+  const int qp = f.qp;
+  if (mb.type == h264::MbType::I16x16) {  // code_luma16x16, a thread per block
+    if (lane == 0)
+      h264::load_edge(f.rec[0], f.rec_stride[0], 16 * mx, 16 * my, 16, up, left, up_left, false, sh.edge);
+    __syncwarp();
+    h264::predict_16x16(mb.i16_mode, sh.edge, sh.pred, lane, 32);
+    __syncwarp();
+    if (lane < 16) sh.dc[lane] = h264::luma_block_levels(px, sh.pred, qp, true, lane, mb);
+    __syncwarp();
+    if (lane == 0) {
+      int ac_total = 0;
+      for (int blk = 0; blk < 16; blk++) ac_total += mb.total_coeff_luma[blk];
+      h264::luma_dc_levels(sh.dc, qp, mb, sh.dcy);
+      sh.cbp_luma = ac_total ? 15 : 0;
+    }
+    __syncwarp();
+    if (lane < 16) h264::luma_block_recon(px, sh.pred, qp, true, lane, sh.cbp_luma, sh.dcy[lane], mb);
+    return;
+  }
+  // Intra_4x4 (code_luma4x4), the blocks in decoding order, a thread per sample
+  const int x = lane & 3, y = lane >> 2;
+  const int qbits = 15 + qp / 6, round = (1 << qbits) / 3;
+  for (int blk = 0; blk < 16; blk++) {
+    const int bx = GVC_T(h264::kBlkX)[blk], by = GVC_T(h264::kBlkY)[blk];
+    if (lane == 0) {
+      const h264::I4Neighbours n = h264::i4_neighbours(map, mx, my, bx, by);
+      h264::load_edge(f.rec[0], f.rec_stride[0], 16 * mx + 4 * bx, 16 * my + 4 * by, 4, n.top, n.left, n.top_left,
+                      n.top_right, sh.edge);
+    }
+    __syncwarp();
+    if (lane < 16) {
+      const int p = h264::predict_4x4_at(mb.i4_mode[blk], sh.edge, x, y);
+      const int ox = 4 * bx + x, oy = 4 * by + y;
+      const int res = int16_t(px.src[0][oy * px.src_stride[0] + ox] - p);
+      const int coef = fdct4x4_lane(res, lane);
+      const int cls = GVC_T(h264::kPosClass)[lane];
+      const int16_t level = h264::quant_one(coef, GVC_T(h264::kQuantMf)[qp % 6][cls], round, qbits);
+      mb.luma[blk][GVC_T(h264::kZigzag4x4Inverse)[lane]] = level;
+      const unsigned nz = __ballot_sync(kHalfWarp, level != 0);
+      if (lane == 0) mb.total_coeff_luma[blk] = uint8_t(__popc(nz));
+      const int d = (level * GVC_T(h264::kDequantScale)[qp % 6][cls]) << (qp / 6);
+      px.rec[0][oy * px.rec_stride[0] + ox] = h264::clip1(p + idct4x4_lane(d, lane));
+    }
+    __syncwarp();  // the block's samples are the next one's edge
+  }
+  if (lane == 0) {
+    int cbp = 0;
+    for (int blk = 0; blk < 16; blk++)
+      if (mb.total_coeff_luma[blk]) cbp |= 1 << (blk >> 2);
+    sh.cbp_luma = cbp;
+  }
+}
+
+// The chroma of an intra macroblock, by one warp (code_chroma, a thread per 4x4 block).
+__device__ void intra_chroma(const ReconPicture& f, int mx, int my, const h264::MbPixels& px, bool up, bool left,
+                             bool up_left, IntraShared& sh, int lane) {
+  Macroblock& mb = f.mbs[my * f.mb_width + mx];
+  if (lane < 2)
+    h264::load_edge(f.rec[1 + lane], f.rec_stride[1 + lane], 8 * mx, 8 * my, 8, up, left, up_left, false,
+                    sh.cedge[lane]);
+  __syncwarp();
+  for (int c = 0; c < 2; c++) h264::predict_chroma8x8(mb.chroma_mode, sh.cedge[c], sh.cpred[c], lane, 32);
+  __syncwarp();
+  const int c = lane >> 2, blk = lane & 3;
+  if (lane < 8) sh.cdc[c][blk] = h264::chroma_block_levels(px, sh.cpred[c], f.qpc, true, c, blk, mb);
+  __syncwarp();
+  if (lane == 0) {
+    int ac_nz = 0, dc_nz = 0;
+    for (int i = 0; i < 8; i++) ac_nz += mb.total_coeff_chroma[i >> 2][i & 3];
+    for (int k = 0; k < 2; k++) dc_nz += h264::chroma_dc_levels(sh.cdc[k], f.qpc, true, k, mb);
+    sh.cbp_chroma = ac_nz ? 2 : (dc_nz ? 1 : 0);
+  }
+  __syncwarp();
+  if (lane < 8) h264::chroma_block_recon(px, sh.cpred[c], f.qpc, c, blk, sh.cbp_chroma, mb);
+}
+
+__global__ void __launch_bounds__(kIntraThreads) recon_intra_rows(KernelFrame k, unsigned* progress) {
+  __shared__ __align__(16) unsigned char shared[sizeof(IntraShared)];  // (IntraEdge's initialisers: raw)
+  IntraShared& sh = *reinterpret_cast<IntraShared*>(shared);
+  const ReconPicture& f = k.f;
+  const int y = blockIdx.x, w = f.mb_width, warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
   for (int x = 0; x < w; x++) {
-    if (!h264::is_intra(f.mbs[y * w + x].type)) continue;
-    if (y > 0) {
+    Macroblock& mb = f.mbs[y * w + x];
+    if (!h264::is_intra(mb.type)) continue;
+    if (threadIdx.x == 0 && y > 0) {
       const unsigned need = unsigned(min(x + 2, w));
       while (load_acquire(&progress[y - 1]) < need) __nanosleep(32);
     }
-    h264::reconstruct_mb(f, x, y, *scratch);
-    __threadfence();
-    store_release(&progress[y], unsigned(x + 1));
+    if (threadIdx.x == 0) {  // as reconstruct_mb
+      if (mb.type != h264::MbType::I16x16)
+        for (int i = 0; i < 16; i++) mb.luma_dc[i] = 0;
+      mb.cbp = 0;
+    }
+    __syncthreads();
+    const h264::MbMap map{f.mbs, w, f.mb_height, int(mb.slice_id)};
+    h264::MbPixels px;
+    for (int p = 0; p < 3; p++) {
+      const int n = p ? 8 : 16;
+      px.src[p] = f.src[p] + size_t(n * y) * f.src_stride[p] + n * x;
+      px.src_stride[p] = f.src_stride[p];
+      px.rec[p] = f.rec[p] + size_t(n * y) * f.rec_stride[p] + n * x;
+      px.rec_stride[p] = f.rec_stride[p];
+    }
+    const bool up = map.at(x, y - 1) != nullptr, left = map.at(x - 1, y) != nullptr;
+    const bool up_left = map.at(x - 1, y - 1) != nullptr;
+    if (warp == 0)
+      intra_luma(f, map, x, y, px, up, left, up_left, sh, lane);
+    else
+      intra_chroma(f, x, y, px, up, left, up_left, sh, lane);
+    __syncthreads();
+    if (threadIdx.x == 0) mb.cbp = uint8_t(sh.cbp_luma | (sh.cbp_chroma << 4));
+    __syncthreads();
+    if (warp == 0) {  // I_PCM when the coded macroblock would be longer (intra_mb_bits)
+      int bits = lane < h264::kIntraMbBitParts ? h264::intra_mb_bits_part(map, x, y, f.p_slice, lane) : 0;
+      for (int d = 16; d > 0; d >>= 1) bits += __shfl_down_sync(0xffffffffu, bits, d);
+      if (lane == 0 && bits > h264::pcm_mb_bits(f.p_slice)) {
+        mb.type = h264::MbType::IPcm;
+        h264::code_pcm(px, mb);
+      }
+    }
+    __syncthreads();
+    if (threadIdx.x == 0) {
+      __threadfence();
+      store_release(&progress[y], unsigned(x + 1));
+    }
   }
-  store_release(&progress[y], unsigned(w));
+  if (threadIdx.x == 0) store_release(&progress[y], unsigned(w));
 }
 
 // Copies each macroblock's decisions (kDecisionBytes, packed) into the device's macroblocks,
@@ -580,7 +742,7 @@ Status H264ReconCore::run(const h264::ReconJob& job, cudaStream_t s) {
   }
   GVC_CUDA_TRY(cudaEventRecord(marks_[2], s));
   if (any_intra) {
-    recon_intra_rows<<<job.mb_height, 1, kScratchStride, s>>>(k, intra_progress);
+    recon_intra_rows<<<job.mb_height, kIntraThreads, 0, s>>>(k, intra_progress);
     GVC_CUDA_TRY(cudaGetLastError());
   }
   GVC_CUDA_TRY(cudaEventRecord(marks_[3], s));

@@ -134,34 +134,41 @@ GVC_HD int residual_block_bits(const int16_t* levels, int max_num_coeff, int nc)
 }
 
 // Length of macroblock_layer() of the coded Intra_16x16 or Intra_4x4 macroblock at (mx, my)
-// (map.at(mx, my), its coded left and upper neighbours in `map`), as write_macroblock writes it.
-GVC_HD int intra_mb_bits(const MbMap& map, int mx, int my, bool p_slice) {
+// (map.at(mx, my), its coded left and upper neighbours in `map`), as write_macroblock writes
+// it, in kIntraMbBitParts parts that add up to it (a GPU thread each): part 0 the header
+// (mb_type, chroma mode, coded_block_pattern, mb_qp_delta) and Intra_16x16's DC levels; part
+// 1 + blk luma block blk (its Intra_4x4 mode and levels); parts 17 and 18 the chroma DC
+// levels; 19 + 4 * c + blk chroma AC block blk of component c.
+constexpr int kIntraMbBitParts = 27;
+GVC_HD int intra_mb_bits_part(const MbMap& map, int mx, int my, bool p_slice, int part) {
   const Macroblock& mb = *map.at(mx, my);
-  const int intra_offset = p_slice ? 5 : 0;
   const int cbp_luma = mb.cbp & 15, cbp_chroma = mb.cbp >> 4;
   const bool i16 = mb.type == MbType::I16x16;
-  int bits = ue_bits(uint32_t(i16 ? intra_offset + 1 + mb.i16_mode + 4 * cbp_chroma + (cbp_luma ? 12 : 0)
-                                  : intra_offset));
-  if (!i16)
-    for (int blk = 0; blk < 16; blk++) bits += i4_mode_bits(mb.i4_mode[blk], predict_i4_mode(map, mx, my, blk));
-  bits += ue_bits(mb.chroma_mode);
-  if (!i16) bits += ue_bits(GVC_T(kCbpToCodeNum)[0][mb.cbp & 0x3f]);
-  if (cbp_luma == 0 && cbp_chroma == 0 && !i16) return bits;
-  bits += 1;  // mb_qp_delta se(0)
-  if (i16) {
-    bits += residual_block_bits(mb.luma_dc, 16, luma_nc(map, mx, my, 0));
-    if (cbp_luma)
-      for (int blk = 0; blk < 16; blk++) bits += residual_block_bits(mb.luma[blk] + 1, 15, luma_nc(map, mx, my, blk));
-  } else {
-    for (int blk = 0; blk < 16; blk++)
-      if (cbp_luma & (1 << (blk >> 2))) bits += residual_block_bits(mb.luma[blk], 16, luma_nc(map, mx, my, blk));
+  if (part == 0) {
+    const int intra_offset = p_slice ? 5 : 0;
+    int bits = ue_bits(uint32_t(i16 ? intra_offset + 1 + mb.i16_mode + 4 * cbp_chroma + (cbp_luma ? 12 : 0)
+                                    : intra_offset));
+    bits += ue_bits(mb.chroma_mode);
+    if (!i16) bits += ue_bits(GVC_T(kCbpToCodeNum)[0][mb.cbp & 0x3f]);
+    if (cbp_luma == 0 && cbp_chroma == 0 && !i16) return bits;
+    bits += 1;  // mb_qp_delta se(0)
+    if (i16) bits += residual_block_bits(mb.luma_dc, 16, luma_nc(map, mx, my, 0));
+    return bits;
   }
-  if (cbp_chroma)
-    for (int c = 0; c < 2; c++) bits += residual_block_bits(mb.chroma_dc[c], 4, -1);
-  if (cbp_chroma & 2)
-    for (int c = 0; c < 2; c++)
-      for (int blk = 0; blk < 4; blk++)
-        bits += residual_block_bits(mb.chroma_ac[c][blk] + 1, 15, chroma_nc(map, mx, my, c, blk));
+  if (part <= 16) {
+    const int blk = part - 1;
+    if (i16) return cbp_luma ? residual_block_bits(mb.luma[blk] + 1, 15, luma_nc(map, mx, my, blk)) : 0;
+    int bits = i4_mode_bits(mb.i4_mode[blk], predict_i4_mode(map, mx, my, blk));
+    if (cbp_luma & (1 << (blk >> 2))) bits += residual_block_bits(mb.luma[blk], 16, luma_nc(map, mx, my, blk));
+    return bits;
+  }
+  if (part <= 18) return cbp_chroma ? residual_block_bits(mb.chroma_dc[part - 17], 4, -1) : 0;
+  const int c = (part - 19) >> 2, blk = (part - 19) & 3;
+  return (cbp_chroma & 2) ? residual_block_bits(mb.chroma_ac[c][blk] + 1, 15, chroma_nc(map, mx, my, c, blk)) : 0;
+}
+GVC_HD int intra_mb_bits(const MbMap& map, int mx, int my, bool p_slice) {
+  int bits = 0;
+  for (int part = 0; part < kIntraMbBitParts; part++) bits += intra_mb_bits_part(map, mx, my, p_slice, part);
   return bits;
 }
 

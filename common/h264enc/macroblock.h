@@ -137,61 +137,79 @@ GVC_HD void from_scan(const int16_t scan[16], int16_t raster[16]) {
   for (int i = 0; i < 16; i++) raster[i] = scan[GVC_T(kZigzag4x4Inverse)[i]];  // a gather, as above
 }
 
+// code_luma16x16 in three steps, which a GPU block may share among its threads (a thread per
+// 4x4 block; gpu/h264_recon.cu):
+// 1. The levels of luma block blk (its AC levels for Intra_16x16): luma[blk] and
+//    total_coeff_luma[blk]. Returns the block's DC coefficient (the input of Intra_16x16's DC
+//    transform). Each block's levels are made as soon as it is transformed (the AC levels do
+//    not depend on the DC transform), so one block's coefficients are held at a time: a GPU
+//    thread's stack stays small (the reconstruction kernels' local memory is reserved for
+//    every resident thread).
+GVC_HD int32_t luma_block_levels(const MbPixels& px, const uint8_t pred[256], int qp, bool i16, int blk,
+                                 Macroblock& mb) {
+  int x = 4 * GVC_T(kBlkX)[blk], y = 4 * GVC_T(kBlkY)[blk];
+  int16_t res[16], level[16];
+  int32_t coef[16];
+  diff4x4(px.src[0] + y * px.src_stride[0] + x, px.src_stride[0], pred + 16 * y + x, 16, res);
+  fdct4x4(res, coef);
+  quant4x4(coef, level, qp, i16, i16 ? 1 : 0);
+  mb.total_coeff_luma[blk] = uint8_t(to_scan(level, mb.luma[blk], i16 ? 1 : 0));
+  return coef[0];
+}
+// 2. Intra_16x16's DC levels (luma_dc) from the blocks' DC coefficients (block order), and
+//    each block's scaled DC into dcy (block order).
+GVC_HD void luma_dc_levels(const int32_t blk_dc[16], int qp, Macroblock& mb, int32_t dcy[16]) {
+  // DC matrix in the blocks' spatial raster order, scanned in zig-zag like a 4x4 block.
+  int32_t dc[16], dct[16];
+  // Gathered, not scattered through kBlkX/kBlkY: nvcc 13.0 -O2 miscompiled that scatter into
+  // a local array inside the reconstruction kernel (garbage DCs; right with -G or as a gather).
+  for (int i = 0; i < 16; i++) dc[i] = blk_dc[GVC_T(kBlkIdx)[i >> 2][i & 3]];
+  fdc_luma(dc, dct);
+  int16_t dcl[16];
+  quant_dc(dct, dcl, 16, qp, true);
+  to_scan(dcl, mb.luma_dc, 0);
+  int32_t dq[16];
+  dequant_dc_luma(dcl, dq, qp);
+  for (int blk = 0; blk < 16; blk++) dcy[blk] = dq[4 * GVC_T(kBlkY)[blk] + GVC_T(kBlkX)[blk]];
+}
+// 3. The reconstruction of block blk into rec once the macroblock's cbp (bits 0..3 in
+//    cbp_luma) is known: a block outside it is reconstructed from zero levels, which are
+//    cleared. `dc`: its scaled DC (Intra_16x16). Returns the SSD.
+GVC_HD int64_t luma_block_recon(const MbPixels& px, const uint8_t pred[256], int qp, bool i16, int blk,
+                                int cbp_luma, int32_t dc, Macroblock& mb) {
+  int x = 4 * GVC_T(kBlkX)[blk], y = 4 * GVC_T(kBlkY)[blk];
+  if (!(cbp_luma & (1 << (blk >> 2)))) {
+    for (int i = i16 ? 1 : 0; i < 16; i++) mb.luma[blk][i] = 0;
+    mb.total_coeff_luma[blk] = 0;
+  }
+  int16_t level[16];
+  from_scan(mb.luma[blk], level);
+  int32_t d[16];
+  dequant4x4(level, d, qp, i16 ? 1 : 0);
+  if (i16) d[0] = dc;
+  return recon4x4(d, pred + 16 * y + x, 16, px.src[0] + y * px.src_stride[0] + x, px.src_stride[0],
+                  px.rec[0] + y * px.rec_stride[0] + x, px.rec_stride[0]);
+}
+
 // Residual of the 16x16 luma block against `pred` (stride 16): transform, quantisation and
 // reconstruction into rec. Intra_16x16 (separate DC transform, cbp luma 0 or 15) when `i16`,
 // else sixteen plain 4x4 blocks with the inter dead zone. Sets luma levels, cbp bits 0..3,
 // total_coeff_luma. Returns the distortion (SSD) of the reconstruction.
 GVC_HD int64_t code_luma16x16(const MbPixels& px, const uint8_t pred[256], int qp, bool i16, Macroblock& mb) {
-  // Each block's levels as soon as it is transformed (the AC levels do not depend on the DC
-  // transform), so one block's coefficients are held at a time: a GPU thread's stack stays
-  // small (the reconstruction kernels' local memory is reserved for every resident thread).
-  int16_t level[16];
   int32_t blk_dc[16];
   int ac_total = 0;
   mb.cbp &= ~15;
   for (int blk = 0; blk < 16; blk++) {
-    int x = 4 * GVC_T(kBlkX)[blk], y = 4 * GVC_T(kBlkY)[blk];
-    int16_t res[16];
-    int32_t coef[16];
-    diff4x4(px.src[0] + y * px.src_stride[0] + x, px.src_stride[0], pred + 16 * y + x, 16, res);
-    fdct4x4(res, coef);
-    blk_dc[blk] = coef[0];
-    quant4x4(coef, level, qp, i16, i16 ? 1 : 0);
-    int n = to_scan(level, mb.luma[blk], i16 ? 1 : 0);
-    mb.total_coeff_luma[blk] = uint8_t(n);
+    blk_dc[blk] = luma_block_levels(px, pred, qp, i16, blk, mb);
+    const int n = mb.total_coeff_luma[blk];
     ac_total += n;
     if (!i16 && n) mb.cbp |= 1 << (blk >> 2);
   }
   int32_t dcy[16] = {};
-  if (i16) {
-    // DC matrix in the blocks' spatial raster order, scanned in zig-zag like a 4x4 block.
-    int32_t dc[16], dct[16];
-    // Gathered, not scattered through kBlkX/kBlkY: nvcc 13.0 -O2 miscompiled that scatter into
-    // a local array inside the reconstruction kernel (garbage DCs; right with -G or as a gather).
-    for (int i = 0; i < 16; i++) dc[i] = blk_dc[GVC_T(kBlkIdx)[i >> 2][i & 3]];
-    fdc_luma(dc, dct);
-    int16_t dcl[16];
-    quant_dc(dct, dcl, 16, qp, true);
-    to_scan(dcl, mb.luma_dc, 0);
-    int32_t dq[16];
-    dequant_dc_luma(dcl, dq, qp);
-    for (int blk = 0; blk < 16; blk++) dcy[blk] = dq[4 * GVC_T(kBlkY)[blk] + GVC_T(kBlkX)[blk]];
-  }
+  if (i16) luma_dc_levels(blk_dc, qp, mb, dcy);
   if (i16 && ac_total) mb.cbp |= 15;
   int64_t ssd = 0;
-  for (int blk = 0; blk < 16; blk++) {
-    int x = 4 * GVC_T(kBlkX)[blk], y = 4 * GVC_T(kBlkY)[blk];
-    if (!(mb.cbp & (1 << (blk >> 2)))) {  // blocks not coded are reconstructed from zero levels
-      for (int i = i16 ? 1 : 0; i < 16; i++) mb.luma[blk][i] = 0;
-      mb.total_coeff_luma[blk] = 0;
-    }
-    from_scan(mb.luma[blk], level);
-    int32_t d[16];
-    dequant4x4(level, d, qp, i16 ? 1 : 0);
-    if (i16) d[0] = dcy[blk];
-    ssd += recon4x4(d, pred + 16 * y + x, 16, px.src[0] + y * px.src_stride[0] + x,
-                    px.src_stride[0], px.rec[0] + y * px.rec_stride[0] + x, px.rec_stride[0]);
-  }
+  for (int blk = 0; blk < 16; blk++) ssd += luma_block_recon(px, pred, qp, i16, blk, mb.cbp & 15, dcy[blk], mb);
   return ssd;
 }
 
@@ -211,51 +229,64 @@ GVC_HD int64_t code_luma4x4(const MbPixels& px, int blk, const uint8_t pred[16],
                   px.rec_stride[0]);
 }
 
+// code_chroma in three steps, shared among GPU threads as code_luma16x16's:
+// 1. The AC levels of block blk of component c (0 Cb, 1 Cr) against `pred` (that component's,
+//    stride 8): chroma_ac[c][blk], total_coeff_chroma[c][blk]. Returns its DC coefficient.
+GVC_HD int32_t chroma_block_levels(const MbPixels& px, const uint8_t pred[64], int qpc, bool intra, int c, int blk,
+                                   Macroblock& mb) {
+  const int x = 4 * (blk & 1), y = 4 * (blk >> 1), ss = px.src_stride[1 + c];
+  int16_t res[16], level[16];
+  int32_t coef[16];
+  diff4x4(px.src[1 + c] + y * ss + x, ss, pred + 8 * y + x, 8, res);
+  fdct4x4(res, coef);
+  quant4x4(coef, level, qpc, intra, 1);
+  mb.total_coeff_chroma[c][blk] = uint8_t(to_scan(level, mb.chroma_ac[c][blk], 1));
+  return coef[0];
+}
+// 2. The DC levels of component c (chroma_dc[c]; the chroma DC scan is raster, 8.5.11.1) from
+//    its blocks' DC coefficients. Returns how many are non-zero.
+GVC_HD int chroma_dc_levels(const int32_t dc[4], int qpc, bool intra, int c, Macroblock& mb) {
+  int32_t dct[4];
+  fdc_chroma(dc, dct);
+  return quant_dc(dct, mb.chroma_dc[c], 4, qpc, intra);
+}
+// 3. The reconstruction of block blk of component c once cbp_chroma (0, 1 or 2) is known: its
+//    AC levels are cleared unless it is 2. Returns the SSD.
+GVC_HD int64_t chroma_block_recon(const MbPixels& px, const uint8_t pred[64], int qpc, int c, int blk, int cbp_chroma,
+                                  Macroblock& mb) {
+  const int x = 4 * (blk & 1), y = 4 * (blk >> 1);
+  int32_t dcc[4];
+  dequant_dc_chroma(mb.chroma_dc[c], dcc, qpc);
+  if (cbp_chroma != 2) {
+    for (int i = 0; i < 16; i++) mb.chroma_ac[c][blk][i] = 0;
+    mb.total_coeff_chroma[c][blk] = 0;
+  }
+  int16_t level[16];
+  from_scan(mb.chroma_ac[c][blk], level);
+  int32_t d[16];
+  dequant4x4(level, d, qpc, 1);
+  d[0] = dcc[blk];
+  return recon4x4(d, pred + 8 * y + x, 8, px.src[1 + c] + y * px.src_stride[1 + c] + x, px.src_stride[1 + c],
+                  px.rec[1 + c] + y * px.rec_stride[1 + c] + x, px.rec_stride[1 + c]);
+}
+
 // Both chroma components against `pred` (stride 8, [0] Cb, [1] Cr); sets chroma levels,
 // cbp bits 4..5 and total_coeff_chroma. Returns the SSD.
 GVC_HD int64_t code_chroma(const MbPixels& px, const uint8_t pred[2][64], int qpc, bool intra, Macroblock& mb) {
-  int16_t level[16];
   int dc_nz = 0, ac_nz = 0;
   for (int c = 0; c < 2; c++) {
-    const uint8_t* src = px.src[1 + c];
-    int ss = px.src_stride[1 + c];
-    int32_t dc[4], dct[4];
+    int32_t dc[4];
     for (int blk = 0; blk < 4; blk++) {  // AC levels block by block, as code_luma16x16
-      int x = 4 * (blk & 1), y = 4 * (blk >> 1);
-      int16_t res[16];
-      int32_t coef[16];
-      diff4x4(src + y * ss + x, ss, pred[c] + 8 * y + x, 8, res);
-      fdct4x4(res, coef);
-      dc[blk] = coef[0];
-      quant4x4(coef, level, qpc, intra, 1);
-      int n = to_scan(level, mb.chroma_ac[c][blk], 1);
-      mb.total_coeff_chroma[c][blk] = uint8_t(n);
-      ac_nz += n;
+      dc[blk] = chroma_block_levels(px, pred[c], qpc, intra, c, blk, mb);
+      ac_nz += mb.total_coeff_chroma[c][blk];
     }
-    fdc_chroma(dc, dct);
-    dc_nz += quant_dc(dct, mb.chroma_dc[c], 4, qpc, intra);  // chroma DC scan is raster (8.5.11.1)
+    dc_nz += chroma_dc_levels(dc, qpc, intra, c, mb);
   }
-  int cbp_chroma = ac_nz ? 2 : (dc_nz ? 1 : 0);
+  const int cbp_chroma = ac_nz ? 2 : (dc_nz ? 1 : 0);
   mb.cbp = uint8_t((mb.cbp & 15) | (cbp_chroma << 4));
   int64_t ssd = 0;
-  for (int c = 0; c < 2; c++) {
-    int32_t dcc[4];
-    dequant_dc_chroma(mb.chroma_dc[c], dcc, qpc);
-    for (int blk = 0; blk < 4; blk++) {
-      int x = 4 * (blk & 1), y = 4 * (blk >> 1);
-      if (cbp_chroma != 2) {
-        for (int i = 0; i < 16; i++) mb.chroma_ac[c][blk][i] = 0;
-        mb.total_coeff_chroma[c][blk] = 0;
-      }
-      from_scan(mb.chroma_ac[c][blk], level);
-      int32_t d[16];
-      dequant4x4(level, d, qpc, 1);
-      d[0] = dcc[blk];
-      ssd += recon4x4(d, pred[c] + 8 * y + x, 8, px.src[1 + c] + y * px.src_stride[1 + c] + x,
-                      px.src_stride[1 + c], px.rec[1 + c] + y * px.rec_stride[1 + c] + x,
-                      px.rec_stride[1 + c]);
-    }
-  }
+  for (int c = 0; c < 2; c++)
+    for (int blk = 0; blk < 4; blk++) ssd += chroma_block_recon(px, pred[c], qpc, c, blk, cbp_chroma, mb);
   return ssd;
 }
 

@@ -78,16 +78,18 @@ GVC_HD bool chroma_mode_available(int mode, const IntraEdge& e) {
   }
 }
 
-// Predictions into `dst` (stride 16, 4 or 8 as the block width).
-GVC_HD void predict_16x16(int mode, const IntraEdge& e, uint8_t* dst) {
+// Predictions into `dst` (stride 16, 4 or 8 as the block width). The 16x16 and chroma ones
+// write the samples first, first + step, ... (raster order), so that several GPU threads can
+// share a block; the CPU writes them all.
+GVC_HD void predict_16x16(int mode, const IntraEdge& e, uint8_t* dst, int first = 0, int step = 1) {
   const uint8_t* top = e.top();
   const uint8_t* left = e.left;
   switch (mode) {
     case kI16V:  // 8.3.3.1
-      for (int i = 0; i < 256; i++) dst[i] = top[i & 15];
+      for (int i = first; i < 256; i += step) dst[i] = top[i & 15];
       break;
     case kI16H:  // 8.3.3.2
-      for (int i = 0; i < 256; i++) dst[i] = left[i >> 4];
+      for (int i = first; i < 256; i += step) dst[i] = left[i >> 4];
       break;
     case kI16Dc: {  // 8.3.3.3
       int s = 0, dc = 128;
@@ -101,7 +103,7 @@ GVC_HD void predict_16x16(int mode, const IntraEdge& e, uint8_t* dst) {
         for (int i = 0; i < 16; i++) s += top[i];
         dc = (s + 8) >> 4;
       }
-      for (int i = 0; i < 256; i++) dst[i] = uint8_t(dc);
+      for (int i = first; i < 256; i += step) dst[i] = uint8_t(dc);
       break;
     }
     default: {  // 8.3.3.4 Intra_16x16_Plane; p[-1, -1] is top[-1] == left[-1]
@@ -114,75 +116,76 @@ GVC_HD void predict_16x16(int mode, const IntraEdge& e, uint8_t* dst) {
       }
       int a = 16 * (left[15] + top[15]);
       int b = (5 * H + 32) >> 6, c = (5 * V + 32) >> 6;
-      for (int y = 0; y < 16; y++)
-        for (int x = 0; x < 16; x++) dst[16 * y + x] = clip1((a + b * (x - 7) + c * (y - 7) + 16) >> 5);
+      for (int i = first; i < 256; i += step) dst[i] = clip1((a + b * ((i & 15) - 7) + c * ((i >> 4) - 7) + 16) >> 5);
     }
   }
 }
-GVC_HD void predict_4x4(int mode, const IntraEdge& e, uint8_t* dst) {
+// Sample (x, y) of the Intra_4x4 prediction (one GPU thread's share of a block).
+GVC_HD int predict_4x4_at(int mode, const IntraEdge& e, int x, int y) {
   // P(x, y) is p[x, y] of 8.3.1.2 for x == -1 or y == -1.
   const uint8_t* top = e.top();
   auto P = [&](int x, int y) -> int { return y < 0 ? top[x] : (x < 0 ? e.left[y] : 0); };
-  for (int y = 0; y < 4; y++) {
-    for (int x = 0; x < 4; x++) {
-      int v = 128;
-      switch (mode) {
-        case kI4V: v = P(x, -1); break;
-        case kI4H: v = P(-1, y); break;
-        case kI4Dc: {
-          int st = P(0, -1) + P(1, -1) + P(2, -1) + P(3, -1);
-          int sl = P(-1, 0) + P(-1, 1) + P(-1, 2) + P(-1, 3);
-          if (e.has_top && e.has_left) v = (st + sl + 4) >> 3;
-          else if (e.has_left) v = (sl + 2) >> 2;
-          else if (e.has_top) v = (st + 2) >> 2;
-          break;
-        }
-        case kI4DiagDownLeft:
-          if (x == 3 && y == 3) v = (P(6, -1) + 3 * P(7, -1) + 2) >> 2;
-          else v = (P(x + y, -1) + 2 * P(x + y + 1, -1) + P(x + y + 2, -1) + 2) >> 2;
-          break;
-        case kI4DiagDownRight:
-          if (x > y) v = (P(x - y - 2, -1) + 2 * P(x - y - 1, -1) + P(x - y, -1) + 2) >> 2;
-          else if (x < y) v = (P(-1, y - x - 2) + 2 * P(-1, y - x - 1) + P(-1, y - x) + 2) >> 2;
-          else v = (P(0, -1) + 2 * P(-1, -1) + P(-1, 0) + 2) >> 2;
-          break;
-        case kI4VertRight: {
-          int z = 2 * x - y;
-          if (z >= 0 && (z & 1) == 0) v = (P(x - (y >> 1) - 1, -1) + P(x - (y >> 1), -1) + 1) >> 1;
-          else if (z >= 0) v = (P(x - (y >> 1) - 2, -1) + 2 * P(x - (y >> 1) - 1, -1) + P(x - (y >> 1), -1) + 2) >> 2;
-          else if (z == -1) v = (P(-1, 0) + 2 * P(-1, -1) + P(0, -1) + 2) >> 2;
-          else v = (P(-1, y - 1) + 2 * P(-1, y - 2) + P(-1, y - 3) + 2) >> 2;
-          break;
-        }
-        case kI4HorDown: {
-          int z = 2 * y - x;
-          if (z >= 0 && (z & 1) == 0) v = (P(-1, y - (x >> 1) - 1) + P(-1, y - (x >> 1)) + 1) >> 1;
-          else if (z >= 0) v = (P(-1, y - (x >> 1) - 2) + 2 * P(-1, y - (x >> 1) - 1) + P(-1, y - (x >> 1)) + 2) >> 2;
-          else if (z == -1) v = (P(-1, 0) + 2 * P(-1, -1) + P(0, -1) + 2) >> 2;
-          else v = (P(x - 1, -1) + 2 * P(x - 2, -1) + P(x - 3, -1) + 2) >> 2;
-          break;
-        }
-        case kI4VertLeft:
-          if ((y & 1) == 0) v = (P(x + (y >> 1), -1) + P(x + (y >> 1) + 1, -1) + 1) >> 1;
-          else v = (P(x + (y >> 1), -1) + 2 * P(x + (y >> 1) + 1, -1) + P(x + (y >> 1) + 2, -1) + 2) >> 2;
-          break;
-        default: {  // kI4HorUp
-          int z = x + 2 * y;
-          if (z > 5) v = P(-1, 3);
-          else if (z == 5) v = (P(-1, 2) + 3 * P(-1, 3) + 2) >> 2;
-          else if ((z & 1) == 0) v = (P(-1, y + (x >> 1)) + P(-1, y + (x >> 1) + 1) + 1) >> 1;
-          else v = (P(-1, y + (x >> 1)) + 2 * P(-1, y + (x >> 1) + 1) + P(-1, y + (x >> 1) + 2) + 2) >> 2;
-        }
-      }
-      dst[4 * y + x] = uint8_t(v);
+  int v = 128;
+  switch (mode) {
+    case kI4V: v = P(x, -1); break;
+    case kI4H: v = P(-1, y); break;
+    case kI4Dc: {
+      int st = P(0, -1) + P(1, -1) + P(2, -1) + P(3, -1);
+      int sl = P(-1, 0) + P(-1, 1) + P(-1, 2) + P(-1, 3);
+      if (e.has_top && e.has_left) v = (st + sl + 4) >> 3;
+      else if (e.has_left) v = (sl + 2) >> 2;
+      else if (e.has_top) v = (st + 2) >> 2;
+      break;
+    }
+    case kI4DiagDownLeft:
+      if (x == 3 && y == 3) v = (P(6, -1) + 3 * P(7, -1) + 2) >> 2;
+      else v = (P(x + y, -1) + 2 * P(x + y + 1, -1) + P(x + y + 2, -1) + 2) >> 2;
+      break;
+    case kI4DiagDownRight:
+      if (x > y) v = (P(x - y - 2, -1) + 2 * P(x - y - 1, -1) + P(x - y, -1) + 2) >> 2;
+      else if (x < y) v = (P(-1, y - x - 2) + 2 * P(-1, y - x - 1) + P(-1, y - x) + 2) >> 2;
+      else v = (P(0, -1) + 2 * P(-1, -1) + P(-1, 0) + 2) >> 2;
+      break;
+    case kI4VertRight: {
+      int z = 2 * x - y;
+      if (z >= 0 && (z & 1) == 0) v = (P(x - (y >> 1) - 1, -1) + P(x - (y >> 1), -1) + 1) >> 1;
+      else if (z >= 0) v = (P(x - (y >> 1) - 2, -1) + 2 * P(x - (y >> 1) - 1, -1) + P(x - (y >> 1), -1) + 2) >> 2;
+      else if (z == -1) v = (P(-1, 0) + 2 * P(-1, -1) + P(0, -1) + 2) >> 2;
+      else v = (P(-1, y - 1) + 2 * P(-1, y - 2) + P(-1, y - 3) + 2) >> 2;
+      break;
+    }
+    case kI4HorDown: {
+      int z = 2 * y - x;
+      if (z >= 0 && (z & 1) == 0) v = (P(-1, y - (x >> 1) - 1) + P(-1, y - (x >> 1)) + 1) >> 1;
+      else if (z >= 0) v = (P(-1, y - (x >> 1) - 2) + 2 * P(-1, y - (x >> 1) - 1) + P(-1, y - (x >> 1)) + 2) >> 2;
+      else if (z == -1) v = (P(-1, 0) + 2 * P(-1, -1) + P(0, -1) + 2) >> 2;
+      else v = (P(x - 1, -1) + 2 * P(x - 2, -1) + P(x - 3, -1) + 2) >> 2;
+      break;
+    }
+    case kI4VertLeft:
+      if ((y & 1) == 0) v = (P(x + (y >> 1), -1) + P(x + (y >> 1) + 1, -1) + 1) >> 1;
+      else v = (P(x + (y >> 1), -1) + 2 * P(x + (y >> 1) + 1, -1) + P(x + (y >> 1) + 2, -1) + 2) >> 2;
+      break;
+    default: {  // kI4HorUp
+      int z = x + 2 * y;
+      if (z > 5) v = P(-1, 3);
+      else if (z == 5) v = (P(-1, 2) + 3 * P(-1, 3) + 2) >> 2;
+      else if ((z & 1) == 0) v = (P(-1, y + (x >> 1)) + P(-1, y + (x >> 1) + 1) + 1) >> 1;
+      else v = (P(-1, y + (x >> 1)) + 2 * P(-1, y + (x >> 1) + 1) + P(-1, y + (x >> 1) + 2) + 2) >> 2;
     }
   }
+  return v;
 }
-GVC_HD void predict_chroma8x8(int mode, const IntraEdge& e, uint8_t* dst) {
+GVC_HD void predict_4x4(int mode, const IntraEdge& e, uint8_t* dst) {
+  for (int y = 0; y < 4; y++)
+    for (int x = 0; x < 4; x++) dst[4 * y + x] = uint8_t(predict_4x4_at(mode, e, x, y));
+}
+GVC_HD void predict_chroma8x8(int mode, const IntraEdge& e, uint8_t* dst, int first = 0, int step = 1) {
   const uint8_t* top = e.top();
   const uint8_t* left = e.left;
   switch (mode) {
-    case kChromaDc:  // 8.3.4.1-3, one DC per 4x4 chroma block
+    case kChromaDc: {  // 8.3.4.1-3, one DC per 4x4 chroma block
+      int dcs[4];  // raster order of the blocks
       for (int by = 0; by < 2; by++) {
         for (int bx = 0; bx < 2; bx++) {
           int st = 0, sl = 0;
@@ -202,15 +205,17 @@ GVC_HD void predict_chroma8x8(int mode, const IntraEdge& e, uint8_t* dst) {
             if (e.has_left) dc = (sl + 2) >> 2;
             else if (e.has_top) dc = (st + 2) >> 2;
           }
-          for (int i = 0; i < 16; i++) dst[8 * (4 * by + (i >> 2)) + 4 * bx + (i & 3)] = uint8_t(dc);
+          dcs[2 * by + bx] = dc;
         }
       }
+      for (int i = first; i < 64; i += step) dst[i] = uint8_t(dcs[2 * (i >> 5) + ((i & 7) >> 2)]);
       break;
+    }
     case kChromaH:
-      for (int i = 0; i < 64; i++) dst[i] = left[i >> 3];
+      for (int i = first; i < 64; i += step) dst[i] = left[i >> 3];
       break;
     case kChromaV:
-      for (int i = 0; i < 64; i++) dst[i] = top[i & 7];
+      for (int i = first; i < 64; i += step) dst[i] = top[i & 7];
       break;
     default: {  // 8.3.4.4 with xCF = yCF = 0 (4:2:0)
       auto pt = [&](int i) { return i < 0 ? int(top[-1]) : int(top[i]); };
@@ -222,8 +227,7 @@ GVC_HD void predict_chroma8x8(int mode, const IntraEdge& e, uint8_t* dst) {
       }
       int a = 16 * (left[7] + top[7]);
       int b = (34 * H + 32) >> 6, c = (34 * V + 32) >> 6;
-      for (int y = 0; y < 8; y++)
-        for (int x = 0; x < 8; x++) dst[8 * y + x] = clip1((a + b * (x - 3) + c * (y - 3) + 16) >> 5);
+      for (int i = first; i < 64; i += step) dst[i] = clip1((a + b * ((i & 7) - 3) + c * ((i >> 3) - 3) + 16) >> 5);
     }
   }
 }
