@@ -71,7 +71,8 @@ constexpr int kIntraThreads = 64;
 
 // What a macroblock's threads share.
 struct IntraShared {
-  h264::IntraEdge edge;        // luma: the macroblock's (Intra_16x16) or its current 4x4 block's
+  h264::IntraEdge edge;        // luma: the macroblock's (Intra_16x16)
+  h264::IntraEdge edge4[2];    // Intra_4x4: the edge of each half-warp's current block
   h264::IntraEdge cedge[2];    // Cb, Cr
   uint8_t pred[256];           // Intra_16x16's prediction, stride 16
   uint8_t cpred[2][64];        // stride 8
@@ -82,36 +83,58 @@ struct IntraShared {
 
 constexpr unsigned kHalfWarp = 0xffffu;
 
-// fdct4x4 of a block held a sample per thread (threads 0..15, raster order i = 4 * y + x):
-// each gets its coefficient.
-__device__ int fdct4x4_lane(int v, int i) {
-  const int x = i & 3, y = i >> 2, r = i & ~3;
-  const int x0 = __shfl_sync(kHalfWarp, v, r), x1 = __shfl_sync(kHalfWarp, v, r + 1);
-  const int x2 = __shfl_sync(kHalfWarp, v, r + 2), x3 = __shfl_sync(kHalfWarp, v, r + 3);
+// fdct4x4 of a block held a sample per thread by a half-warp (its lanes base..base + 15 in
+// `mask`, sample i = 4 * y + x in lane base + i): each gets its coefficient.
+__device__ int fdct4x4_lane(int v, int i, unsigned mask, int base) {
+  const int x = i & 3, y = i >> 2, r = base + (i & ~3), c = base + x;
+  const int x0 = __shfl_sync(mask, v, r), x1 = __shfl_sync(mask, v, r + 1);
+  const int x2 = __shfl_sync(mask, v, r + 2), x3 = __shfl_sync(mask, v, r + 3);
   int s03 = x0 + x3, d03 = x0 - x3, s12 = x1 + x2, d12 = x1 - x2;
   const int t = x == 0 ? s03 + s12 : x == 1 ? 2 * d03 + d12 : x == 2 ? s03 - s12 : d03 - 2 * d12;
-  const int c0 = __shfl_sync(kHalfWarp, t, x), c1 = __shfl_sync(kHalfWarp, t, 4 + x);
-  const int c2 = __shfl_sync(kHalfWarp, t, 8 + x), c3 = __shfl_sync(kHalfWarp, t, 12 + x);
+  const int c0 = __shfl_sync(mask, t, c), c1 = __shfl_sync(mask, t, c + 4);
+  const int c2 = __shfl_sync(mask, t, c + 8), c3 = __shfl_sync(mask, t, c + 12);
   s03 = c0 + c3, d03 = c0 - c3, s12 = c1 + c2, d12 = c1 - c2;
   return y == 0 ? s03 + s12 : y == 1 ? 2 * d03 + d12 : y == 2 ? s03 - s12 : d03 - 2 * d12;
 }
 
 // idct4x4 (with its final rounding) of scaled coefficients held as fdct4x4_lane's.
-__device__ int idct4x4_lane(int v, int i) {
-  const int x = i & 3, y = i >> 2, r = i & ~3;
-  const int x0 = __shfl_sync(kHalfWarp, v, r), x1 = __shfl_sync(kHalfWarp, v, r + 1);
-  const int x2 = __shfl_sync(kHalfWarp, v, r + 2), x3 = __shfl_sync(kHalfWarp, v, r + 3);
+__device__ int idct4x4_lane(int v, int i, unsigned mask, int base) {
+  const int x = i & 3, y = i >> 2, r = base + (i & ~3), c = base + x;
+  const int x0 = __shfl_sync(mask, v, r), x1 = __shfl_sync(mask, v, r + 1);
+  const int x2 = __shfl_sync(mask, v, r + 2), x3 = __shfl_sync(mask, v, r + 3);
   int e0 = x0 + x2, e1 = x0 - x2, e2 = (x1 >> 1) - x3, e3 = x1 + (x3 >> 1);
   const int f = x == 0 ? e0 + e3 : x == 1 ? e1 + e2 : x == 2 ? e1 - e2 : e0 - e3;
-  const int f0 = __shfl_sync(kHalfWarp, f, x), f1 = __shfl_sync(kHalfWarp, f, 4 + x);
-  const int f2 = __shfl_sync(kHalfWarp, f, 8 + x), f3 = __shfl_sync(kHalfWarp, f, 12 + x);
+  const int f0 = __shfl_sync(mask, f, c), f1 = __shfl_sync(mask, f, c + 4);
+  const int f2 = __shfl_sync(mask, f, c + 8), f3 = __shfl_sync(mask, f, c + 12);
   e0 = f0 + f2, e1 = f0 - f2, e2 = (f1 >> 1) - f3, e3 = f1 + (f3 >> 1);
   return ((y == 0 ? e0 + e3 : y == 1 ? e1 + e2 : y == 2 ? e1 - e2 : e0 - e3) + 32) >> 6;
 }
 
+// A thread's share of quant4x4 and dequant4x4 of an intra 4x4 block at the frame's QP: the
+// factors of its sample's position (i = lane & 15) and where its level goes in scan order.
+struct LaneQuant {
+  int mf, round, qbits, scale, shift, scan;
+};
+__device__ LaneQuant lane_quant(int qp, int i) {
+  const int cls = GVC_T(h264::kPosClass)[i];
+  LaneQuant q;
+  q.qbits = 15 + qp / 6;
+  q.round = (1 << q.qbits) / 3;
+  q.mf = GVC_T(h264::kQuantMf)[qp % 6][cls];
+  q.scale = GVC_T(h264::kDequantScale)[qp % 6][cls];
+  q.shift = qp / 6;
+  q.scan = GVC_T(h264::kZigzag4x4Inverse)[i];
+  return q;
+}
+
+// The Intra_4x4 blocks (decoding order) of each step, a pair where bx + 2 * by is the same
+// (-1: none).
+__constant__ int8_t kI4Steps[10][2] = {{0, -1}, {1, -1}, {4, 2}, {5, 3}, {6, 8},
+                                       {7, 9}, {12, 10}, {13, 11}, {14, -1}, {15, -1}};
+
 // The luma of an intra macroblock, by one warp (recon_mb.h's reconstruct_mb).
 __device__ void intra_luma(const ReconPicture& f, const h264::MbMap& map, int mx, int my, const h264::MbPixels& px,
-                           bool up, bool left, bool up_left, IntraShared& sh, int lane) {
+                           bool up, bool left, bool up_left, const LaneQuant& q, IntraShared& sh, int lane) {
   Macroblock& mb = f.mbs[my * f.mb_width + mx];
   const int qp = f.qp;
   if (mb.type == h264::MbType::I16x16) {  // code_luma16x16, a thread per block
@@ -132,31 +155,34 @@ __device__ void intra_luma(const ReconPicture& f, const h264::MbMap& map, int mx
     if (lane < 16) h264::luma_block_recon(px, sh.pred, qp, true, lane, sh.cbp_luma, sh.dcy[lane], mb);
     return;
   }
-  // Intra_4x4 (code_luma4x4), the blocks in decoding order, a thread per sample
-  const int x = lane & 3, y = lane >> 2;
-  const int qbits = 15 + qp / 6, round = (1 << qbits) / 3;
-  for (int blk = 0; blk < 16; blk++) {
-    const int bx = GVC_T(h264::kBlkX)[blk], by = GVC_T(h264::kBlkY)[blk];
-    if (lane == 0) {
+  // Intra_4x4 (code_luma4x4), a half-warp per block and a thread per sample: a block needs its
+  // left, upper, upper-left and upper-right neighbours, so the blocks at (bx, by) with the same
+  // bx + 2 * by go at once, two by two, in 10 steps instead of 16
+  const int half = lane >> 4, i = lane & 15, x = i & 3, y = i >> 2;
+  const unsigned mask = kHalfWarp << (16 * half);
+  const int base = 16 * half;  // the half-warp's first lane
+  for (int step = 0; step < 10; step++) {
+    const int blk = kI4Steps[step][half];
+    if (blk >= 0 && i == 0) {
+      const int bx = GVC_T(h264::kBlkX)[blk], by = GVC_T(h264::kBlkY)[blk];
       const h264::I4Neighbours n = h264::i4_neighbours(map, mx, my, bx, by);
       h264::load_edge(f.rec[0], f.rec_stride[0], 16 * mx + 4 * bx, 16 * my + 4 * by, 4, n.top, n.left, n.top_left,
-                      n.top_right, sh.edge);
+                      n.top_right, sh.edge4[half]);
     }
     __syncwarp();
-    if (lane < 16) {
-      const int p = h264::predict_4x4_at(mb.i4_mode[blk], sh.edge, x, y);
+    if (blk >= 0) {
+      const int bx = GVC_T(h264::kBlkX)[blk], by = GVC_T(h264::kBlkY)[blk];
+      const int p = h264::predict_4x4_at(mb.i4_mode[blk], sh.edge4[half], x, y);
       const int ox = 4 * bx + x, oy = 4 * by + y;
       const int res = int16_t(px.src[0][oy * px.src_stride[0] + ox] - p);
-      const int coef = fdct4x4_lane(res, lane);
-      const int cls = GVC_T(h264::kPosClass)[lane];
-      const int16_t level = h264::quant_one(coef, GVC_T(h264::kQuantMf)[qp % 6][cls], round, qbits);
-      mb.luma[blk][GVC_T(h264::kZigzag4x4Inverse)[lane]] = level;
-      const unsigned nz = __ballot_sync(kHalfWarp, level != 0);
-      if (lane == 0) mb.total_coeff_luma[blk] = uint8_t(__popc(nz));
-      const int d = (level * GVC_T(h264::kDequantScale)[qp % 6][cls]) << (qp / 6);
-      px.rec[0][oy * px.rec_stride[0] + ox] = h264::clip1(p + idct4x4_lane(d, lane));
+      const int16_t level = h264::quant_one(fdct4x4_lane(res, i, mask, base), q.mf, q.round, q.qbits);
+      mb.luma[blk][q.scan] = level;
+      const unsigned nz = __ballot_sync(mask, level != 0);
+      if (i == 0) mb.total_coeff_luma[blk] = uint8_t(__popc(nz));
+      const int d = (level * q.scale) << q.shift;
+      px.rec[0][oy * px.rec_stride[0] + ox] = h264::clip1(p + idct4x4_lane(d, i, mask, base));
     }
-    __syncwarp();  // the block's samples are the next one's edge
+    __syncwarp();  // the blocks' samples are the next step's edges
   }
   if (lane == 0) {
     int cbp = 0;
@@ -194,6 +220,7 @@ __global__ void __launch_bounds__(kIntraThreads) recon_intra_rows(KernelFrame k,
   IntraShared& sh = *reinterpret_cast<IntraShared*>(shared);
   const ReconPicture& f = k.f;
   const int y = blockIdx.x, w = f.mb_width, warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+  const LaneQuant q = lane_quant(f.qp, lane & 15);
   for (int x = 0; x < w; x++) {
     Macroblock& mb = f.mbs[y * w + x];
     if (!h264::is_intra(mb.type)) continue;
@@ -219,7 +246,7 @@ __global__ void __launch_bounds__(kIntraThreads) recon_intra_rows(KernelFrame k,
     const bool up = map.at(x, y - 1) != nullptr, left = map.at(x - 1, y) != nullptr;
     const bool up_left = map.at(x - 1, y - 1) != nullptr;
     if (warp == 0)
-      intra_luma(f, map, x, y, px, up, left, up_left, sh, lane);
+      intra_luma(f, map, x, y, px, up, left, up_left, q, sh, lane);
     else
       intra_chroma(f, x, y, px, up, left, up_left, sh, lane);
     __syncthreads();
