@@ -63,9 +63,10 @@ __global__ void __launch_bounds__(kReconThreads) recon_inter(KernelFrame k) {
 // to have passed x + 1 (its upper-right neighbour, and so its upper and upper-left ones), as
 // decoding order allows; inter macroblocks were reconstructed before. progress[y] counts the
 // macroblocks of row y done (zero at the launch). A macroblock is shared by two warps: one
-// makes its luma (Intra_16x16 a thread per 4x4 block, Intra_4x4 a thread per sample of each
-// block in turn), the other its chroma (a thread per 4x4 block), with recon_mb.h's
-// arithmetic, so the bits are the CPU's; then the I_PCM choice (intra_mb_bits in parts, a
+// makes its luma (Intra_16x16 a thread per 4x4 block; Intra_4x4 a half-warp per block and a
+// thread per sample, two blocks at a time), the other its chroma (a thread per 4x4 block),
+// with recon_mb.h's arithmetic (Intra_4x4's transforms and quantisation written out per
+// sample below), so the bits are the CPU's; then the I_PCM choice (intra_mb_bits in parts, a
 // thread each). One thread per row, a macroblock at a time, took 92 us per macroblock.
 constexpr int kIntraThreads = 64;
 

@@ -7,6 +7,7 @@
 #include <cstring>
 #include <memory>
 #include <string>
+#include <thread>
 
 namespace gvc {
 namespace cuda {
@@ -118,7 +119,7 @@ void HevcCudaReconstructor::release(const hevc::Picture& pic) {
 Status HevcCudaReconstructor::slot_for(const hevc::Picture& p, Slot*& out, bool& found) {
   found = false;
   out = nullptr;
-  Slot *free = nullptr, *evictable = nullptr;
+  Slot *unused = nullptr, *evictable = nullptr;
   const auto fits = [&p](const Slot& s) {
     return s.mem.owner && s.mem_width == p.plane[0].width && s.mem_height == p.plane[0].height;
   };
@@ -132,12 +133,12 @@ Status HevcCudaReconstructor::slot_for(const hevc::Picture& p, Slot*& out, bool&
     if (s.pic == &p) s.pic = nullptr;  // a picture that lived at this address before (not released)
     if (s.pic) continue;
     if (!s.read()) {
-      if (!free || (!fits(*free) && fits(s))) free = &s;
+      if (!unused || (!fits(*unused) && fits(s))) unused = &s;
     } else if (!evictable || s.last_use < evictable->last_use) {
       evictable = &s;
     }
   }
-  Slot* s = free;
+  Slot* s = unused;
   if (!s && slots_.size() < std::min(dpb_slots_, kMaxSlots)) {
     slots_.emplace_back();
     s = &slots_.back();
@@ -509,7 +510,9 @@ Status HevcCudaReconstructor::evict(Slot& d) {
     f.stream_ = stream;
   }
   d.frames.clear();
-  if (d.read()) return Status::error("HEVC reconstruction: an output frame still reads an evicted picture");
+  // a frame still counted is one whose last owner is letting it go (its weak_ptr expired
+  // first): only this thread adds readers
+  while (d.read()) std::this_thread::yield();
   if (!copies) return {};
   // the slot is written once the copies are made
   GVC_TRY(output_done_.record(output_stream_.get()));
@@ -576,22 +579,30 @@ Status HevcDeviceFrame::copy_to(const SemiPlanarView& dst) const {
   if (!stream_)
     return Status::error(copied_ ? "HEVC output frame: its picture was reused after it was copied out"
                                  : "HEVC output frame: never written");
-  copied_ = true;
   const cudaStream_t s = stream_;
-  if (buf_.get()) return copy_semi_planar(view_, dst, width, height, bit_depth, s);  // a copy of its own
-  GVC_TRY(made_->wait_on(s));
-  if (device_writable(dst.y) && device_writable(dst.uv)) {
-    GVC_TRY(hevc_write_semi_planar(planes_, x0_, y0_, width, height, bit_depth, dst, s));
-    return check(cudaStreamSynchronize(s), "HEVC output conversion");
+  Status st;
+  if (buf_.get()) {  // a copy of its own
+    st = copy_semi_planar(view_, dst, width, height, bit_depth, s);
+  } else if (device_writable(dst.y) && device_writable(dst.uv)) {
+    st = made_->wait_on(s);
+    if (st.ok()) st = hevc_write_semi_planar(planes_, x0_, y0_, width, height, bit_depth, dst, s);
+    if (st.ok()) st = check(cudaStreamSynchronize(s), "HEVC output conversion");
+  } else {  // into host memory: converted into a scratch buffer on the device, then copied down
+    const std::shared_ptr<HevcFrameBuffers> home = home_.lock();
+    DeviceBuffer scratch = home ? home->take() : DeviceBuffer();
+    SemiPlanarView v;
+    st = made_->wait_on(s);
+    if (st.ok()) st = semi_planar_in(scratch, width, height, bit_depth, v);
+    if (st.ok()) st = hevc_write_semi_planar(planes_, x0_, y0_, width, height, bit_depth, v, s);
+    if (st.ok()) st = copy_semi_planar(v, dst, width, height, bit_depth, s);
+    if (!st.ok()) cudaStreamSynchronize(s);  // nothing queued may outlive the scratch
+    if (home && scratch.get()) home->give_back(std::move(scratch));
   }
-  // into host memory: converted into a scratch buffer on the device, then copied down
-  const std::shared_ptr<HevcFrameBuffers> home = home_.lock();
-  DeviceBuffer scratch = home ? home->take() : DeviceBuffer();
-  SemiPlanarView v;
-  Status st = semi_planar_in(scratch, width, height, bit_depth, v);
-  if (st.ok()) st = hevc_write_semi_planar(planes_, x0_, y0_, width, height, bit_depth, v, s);
-  if (st.ok()) st = copy_semi_planar(v, dst, width, height, bit_depth, s);
-  if (home && scratch.get()) home->give_back(std::move(scratch));
+  if (!st.ok()) {
+    cudaStreamSynchronize(s);  // nor the picture it read
+    return st;
+  }
+  copied_ = true;  // (taken back without a copy of its own when its slot is needed: evict)
   return st;
 }
 

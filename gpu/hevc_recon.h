@@ -13,8 +13,9 @@
 //
 // With set_keep_pictures(true) nothing is downloaded and run() returns without waiting for
 // the GPU, so the decoder parses the next picture while the GPU reconstructs this one; the
-// decoder hands each output picture to output(), which writes it as NV12 or P010 into an
-// HevcDeviceFrame on a second stream that waits only for that picture.
+// decoder hands each output picture to output(), which gives it out as an HevcDeviceFrame
+// that reads the picture in place; its copy_to() writes it as NV12 or P010 on a second stream
+// that waits only for that picture.
 #pragma once
 
 #include <atomic>
@@ -62,8 +63,9 @@ class HevcDeviceFrame : public hevc::DeviceFrame {
   ~HevcDeviceFrame() override;
   // Writes the picture into `dst` as NV12 or P010 (device or host memory, any strides) once
   // the GPU has made it; returns when the copy is complete. The frame's CUDA context must be
-  // current, and the reconstructor that made the frame must still exist. A second call may
-  // find the picture gone (an error).
+  // current, and the reconstructor that made the frame must still exist. A second call after
+  // one that succeeded may find the picture gone (an error). Let the frame go with the
+  // context current too: it may hold the last reference to the picture's memory.
   Status copy_to(const SemiPlanarView& dst) const;
 
   int width = 0, height = 0, bit_depth = 8;

@@ -4,7 +4,10 @@
 // vectors, from the source picture), then reconstructs them here in an order where the left,
 // upper-left, upper and upper-right macroblocks are done before each intra macroblock (raster
 // order on the CPU, a wavefront on the GPU); inter macroblocks only read the references.
-// The same code runs on both, so both give the same bits.
+// The same code runs on both, so both give the same bits; the GPU's intra wavefront shares
+// each macroblock among threads (gpu/h264_recon.cu) with its per-block steps
+// (macroblock.h's luma_block_levels and the like), and Intra_4x4's transform and
+// quantisation written out a sample per thread, checked against this code by checkgpu.
 #pragma once
 
 #include <cstdint>

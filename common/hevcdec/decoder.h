@@ -25,7 +25,8 @@ struct DecodedFrame {
   std::vector<uint16_t> planes[3];  // tightly packed: Y width x height, Cb/Cr (w+1)/2 x (h+1)/2
   // Set, and `planes` empty, when the picture was left on the reconstructor's device
   // (Reconstructor::keeps_pictures). Let go by the next take_frame() into the same object
-  // (the reconstructor then reuses its memory); `planes` are kept for reuse.
+  // (the reconstructor then reuses its memory); `planes` are kept for reuse. Letting one go
+  // may free device memory: do it where the reconstructor's device context is current.
   std::shared_ptr<DeviceFrame> device;
   // Its slice data could not all be parsed (frame threads: the failure is found on the
   // picture's lane, possibly after later access units were given); it is output as far as it

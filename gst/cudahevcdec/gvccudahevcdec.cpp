@@ -265,6 +265,7 @@ gvc_cuda_hevc_dec_reset_engine (GvcCudaHevcDec * self)
   GvcHevcDecState *s = self->state;
 
   GVC_HEVC_DEC_CONTEXT_SCOPE (self);
+  s->picture = gvc::hevc::DecodedFrame ();  /* (its GPU memory, in the context) */
   s->engine.reset (new gvc::hevc::Decoder ());
   s->engine->set_frame_threads ((int) self->frame_threads);
   s->engine->set_reconstructor (s->recon.get ());
@@ -783,7 +784,12 @@ gvc_cuda_hevc_dec_push_pictures (GvcCudaHevcDec * self, bool wait = false)
 
   for (;;) {
     const gint64 t0 = g_get_monotonic_time ();
-    const bool got = s->engine->take_frame (pic, wait);
+    bool got;
+    {
+      /* the frame taken before is let go here: its GPU memory may go with it */
+      GVC_HEVC_DEC_CONTEXT_SCOPE (self);
+      got = s->engine->take_frame (pic, wait);
+    }
     s->time.take += g_get_monotonic_time () - t0;
     if (!got)
       break;
@@ -887,6 +893,7 @@ gvc_cuda_hevc_dec_check_gpu (GvcCudaHevcDec * self)
   {
     GVC_HEVC_DEC_CONTEXT_SCOPE (self);
     s->engine->set_reconstructor (nullptr);
+    s->picture = gvc::hevc::DecodedFrame ();
     s->recon.reset ();
 #if GVC_CUDAMV_CUDA
     s->cuda_recon = nullptr;
