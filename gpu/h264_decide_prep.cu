@@ -21,6 +21,12 @@ __global__ void make_stand_ins(h264::Macroblock* mbs, const uint16_t* slice_of_m
   if (i < n) h264::make_stand_in(mbs[i], slice_of_mb[i]);
 }
 
+__global__ void make_stand_ins_from(h264::Macroblock* mbs, const uint16_t* slice_of_mb, const h264::MbIntraPrep* prep,
+                                    int n) {
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) h264::make_stand_in_from(mbs[i], slice_of_mb[i], prep[i]);
+}
+
 __global__ void __launch_bounds__(kPrepThreads)
     intra_prep(h264::MbAnalysis a, const uint16_t* slice_of_mb, const IntraMbCandidates* cand, h264::MbIntraPrep* out) {
   extern __shared__ __align__(16) unsigned char shared_scratch[];
@@ -68,9 +74,16 @@ Status launch_intra_prep(const h264::MbAnalysis& frame, const uint16_t* slice_of
   GVC_CUDA_TRY(cudaGetLastError());
   h264::MbAnalysis a = frame;
   a.map.mbs = stand_in;
-  intra_prep<<<(n + kPrepThreads - 1) / kPrepThreads, kPrepThreads, kPrepThreads * kScratchStride, s>>>(a, slice_of_mb,
-                                                                                                      cand, out);
-  GVC_CUDA_TRY(cudaGetLastError());
+  const int passes = frame.num_refs > 0 ? 1 : h264::kIntraPrepPassesI;
+  for (int pass = 0; pass < passes; pass++) {
+    if (pass > 0) {  // against the last pass's choices (intra_prep.h)
+      make_stand_ins_from<<<(n + 255) / 256, 256, 0, s>>>(stand_in, slice_of_mb, out, n);
+      GVC_CUDA_TRY(cudaGetLastError());
+    }
+    intra_prep<<<(n + kPrepThreads - 1) / kPrepThreads, kPrepThreads, kPrepThreads * kScratchStride, s>>>(
+        a, slice_of_mb, cand, out);
+    GVC_CUDA_TRY(cudaGetLastError());
+  }
   return {};
 }
 

@@ -17,7 +17,8 @@ namespace cuda {
 // asynchronously on stream s, one thread each. `a` holds the frame's analysis with device
 // source planes (its map, mx, my and intra_cand are set per macroblock); `stand_in` is
 // a.map.mb_width x mb_height macroblocks of scratch that become the stand-in map (make_stand_in
-// with slice_of_mb); `cand` is per macroblock, or null. Every pointer is device memory.
+// with slice_of_mb; in an I slice, a.num_refs 0, then make_stand_in_from each pass's results
+// for the next); `cand` is per macroblock, or null. Every pointer is device memory.
 Status launch_intra_prep(const h264::MbAnalysis& a, const uint16_t* slice_of_mb, h264::Macroblock* stand_in,
                          const IntraMbCandidates* cand, h264::MbIntraPrep* out, cudaStream_t s);
 

@@ -99,7 +99,7 @@ GVC_HD void decide_mb(const MbAnalysis& a, Macroblock& mb, const MbIntraPrep* pr
   clear_decision(mb);
   mb.slice_id = uint16_t(a.map.slice < 0 ? 0 : a.map.slice);
   const bool p_slice = a.num_refs > 0;
-  if (prep && !intra_prep_holds(a.map, a.mx, a.my)) prep = nullptr;
+  if (prep && !intra_prep_holds(a.map, a.mx, a.my, *prep)) prep = nullptr;
   int i16_mode = kI16Dc;
   const int i16_cost = prep ? prep->i16_cost : i16_mb_cost(choose_i16(a, px, &i16_mode), a.lambda, p_slice);
   if (prep) i16_mode = prep->i16_mode;

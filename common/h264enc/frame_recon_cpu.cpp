@@ -110,18 +110,23 @@ void prepare_intra_cpu(const DecideJob& job, MbIntraPrep* out) {
   std::vector<Macroblock> stand_in(size_t(w) * size_t(h));
   for (size_t i = 0; i < stand_in.size(); i++) make_stand_in(stand_in[i], job.slice_of_mb[i]);
   const MbAnalysis a = frame_analysis(job);
-  parallel_for(h, [&](int my) {
-    MbAnalysis t = a;
-    IntraPrepScratch s;
-    for (int mx = 0; mx < w; mx++) {
-      const int addr = my * w + mx;
-      t.map = MbMap{stand_in.data(), w, h, job.slice_of_mb[addr]};
-      t.mx = mx;
-      t.my = my;
-      t.intra_cand = job.intra_cand ? &job.intra_cand[addr] : nullptr;
-      prepare_intra(t, s, out[addr]);
-    }
-  });
+  const int passes = job.num_refs > 0 ? 1 : kIntraPrepPassesI;
+  for (int pass = 0; pass < passes; pass++) {
+    if (pass > 0)
+      for (size_t i = 0; i < stand_in.size(); i++) make_stand_in_from(stand_in[i], job.slice_of_mb[i], out[i]);
+    parallel_for(h, [&](int my) {
+      MbAnalysis t = a;
+      IntraPrepScratch s;
+      for (int mx = 0; mx < w; mx++) {
+        const int addr = my * w + mx;
+        t.map = MbMap{stand_in.data(), w, h, job.slice_of_mb[addr]};
+        t.mx = mx;
+        t.my = my;
+        t.intra_cand = job.intra_cand ? &job.intra_cand[addr] : nullptr;
+        prepare_intra(t, s, out[addr]);
+      }
+    });
+  }
 }
 
 void prepare_satd_cpu(const DecideJob& job, MbSatdRef* out) {
