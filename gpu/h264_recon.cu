@@ -236,14 +236,7 @@ __global__ void __launch_bounds__(kIntraThreads) recon_intra_rows(KernelFrame k,
     }
     __syncthreads();
     const h264::MbMap map{f.mbs, w, f.mb_height, int(mb.slice_id)};
-    h264::MbPixels px;
-    for (int p = 0; p < 3; p++) {
-      const int n = p ? 8 : 16;
-      px.src[p] = f.src[p] + size_t(n * y) * f.src_stride[p] + n * x;
-      px.src_stride[p] = f.src_stride[p];
-      px.rec[p] = f.rec[p] + size_t(n * y) * f.rec_stride[p] + n * x;
-      px.rec_stride[p] = f.rec_stride[p];
-    }
+    const h264::MbPixels px = h264::mb_pixels(f, x, y);
     const bool up = map.at(x, y - 1) != nullptr, left = map.at(x - 1, y) != nullptr;
     const bool up_left = map.at(x - 1, y - 1) != nullptr;
     if (warp == 0)

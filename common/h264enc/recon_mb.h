@@ -76,6 +76,19 @@ struct MbScratch {
   uint8_t cpred[2][64];    // Cb, Cr, stride 8
 };
 
+// The source and reconstruction planes of `f` at macroblock (mx, my).
+GVC_HD MbPixels mb_pixels(const ReconPicture& f, int mx, int my) {
+  MbPixels px;
+  for (int p = 0; p < 3; p++) {
+    const int n = p ? 8 : 16;
+    px.src[p] = f.src[p] + size_t(n * my) * f.src_stride[p] + n * mx;
+    px.src_stride[p] = f.src_stride[p];
+    px.rec[p] = f.rec[p] + size_t(n * my) * f.rec_stride[p] + n * mx;
+    px.rec_stride[p] = f.rec_stride[p];
+  }
+  return px;
+}
+
 // Reconstructs macroblock (mx, my) of `f` as decided:
 // - intra (Intra_16x16 or Intra_4x4 with its modes): prediction from the reconstructed
 //   neighbours, residual coding; then I_PCM instead when its coded form would be longer
@@ -87,14 +100,7 @@ struct MbScratch {
 GVC_HD void reconstruct_mb(const ReconPicture& f, int mx, int my, MbScratch& s) {
   Macroblock& mb = f.mbs[my * f.mb_width + mx];
   const MbMap map{f.mbs, f.mb_width, f.mb_height, int(mb.slice_id)};
-  MbPixels px;
-  for (int p = 0; p < 3; p++) {
-    const int n = p ? 8 : 16;
-    px.src[p] = f.src[p] + size_t(n * my) * f.src_stride[p] + n * mx;
-    px.src_stride[p] = f.src_stride[p];
-    px.rec[p] = f.rec[p] + size_t(n * my) * f.rec_stride[p] + n * mx;
-    px.rec_stride[p] = f.rec_stride[p];
-  }
+  const MbPixels px = mb_pixels(f, mx, my);
   uint8_t* pred = s.pred;
   uint8_t(*cpred)[64] = s.cpred;
   // Every level of the macroblock is written here, whatever the decision left in them (a
