@@ -74,7 +74,7 @@ Status launch_intra_prep(const h264::MbAnalysis& frame, const uint16_t* slice_of
   GVC_CUDA_TRY(cudaGetLastError());
   h264::MbAnalysis a = frame;
   a.map.mbs = stand_in;
-  const int passes = frame.num_refs > 0 ? 1 : h264::kIntraPrepPassesI;
+  const int passes = h264::intra_prep_passes(frame);
   for (int pass = 0; pass < passes; pass++) {
     if (pass > 0) {  // against the last pass's choices (intra_prep.h)
       make_stand_ins_from<<<(n + 255) / 256, 256, 0, s>>>(stand_in, slice_of_mb, out, n);

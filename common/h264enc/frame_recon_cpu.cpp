@@ -110,7 +110,7 @@ void prepare_intra_cpu(const DecideJob& job, MbIntraPrep* out) {
   std::vector<Macroblock> stand_in(size_t(w) * size_t(h));
   for (size_t i = 0; i < stand_in.size(); i++) make_stand_in(stand_in[i], job.slice_of_mb[i]);
   const MbAnalysis a = frame_analysis(job);
-  const int passes = job.num_refs > 0 ? 1 : kIntraPrepPassesI;
+  const int passes = intra_prep_passes(a);
   for (int pass = 0; pass < passes; pass++) {
     if (pass > 0)
       for (size_t i = 0; i < stand_in.size(); i++) make_stand_in_from(stand_in[i], job.slice_of_mb[i], out[i]);

@@ -32,6 +32,11 @@ struct MbIntraPrep {
 
 // Passes of the search in an I slice (P slices: one).
 constexpr int kIntraPrepPassesI = 4;
+// The passes for a frame whose analysis is `a`: one where the search cannot choose Intra_4x4
+// (every stand-in's edge modes are then those of the first pass).
+GVC_HD int intra_prep_passes(const MbAnalysis& a) {
+  return a.num_refs > 0 || !a.flags.intra4x4 ? 1 : kIntraPrepPassesI;
+}
 
 // The neighbours' Intra4x4PredMode that the Intra_4x4 blocks on the left and upper edges of
 // macroblock (mx, my) read (predict_i4_mode): [0..3] the left macroblock's right column (rows

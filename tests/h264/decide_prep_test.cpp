@@ -23,8 +23,15 @@ struct Counts {
   int prep_used_i4 = 0;     // of these, decided Intra_4x4
   int searched_again = 0;   // macroblocks whose decided neighbours differ from the search's guess
   int i_mbs = 0, i_prep_used = 0;  // in I slices: macroblocks, and those the prepared search served
+  int prep_differing = 0;   // served ones whose search against the decided neighbours differs
   std::string first_diff;
 };
+
+bool same_prep(const MbIntraPrep& a, const MbIntraPrep& b) {
+  return a.i16_cost == b.i16_cost && a.i4_cost == b.i4_cost && a.i16_mode == b.i16_mode &&
+         a.chroma_mode == b.chroma_mode && std::memcmp(a.i4_mode, b.i4_mode, sizeof a.i4_mode) == 0 &&
+         std::memcmp(a.edge_modes, b.edge_modes, sizeof a.edge_modes) == 0;
+}
 
 bool same_decision(const Macroblock& a, const Macroblock& b) {
   bool same = a.type == b.type && a.slice_id == b.slice_id && a.i16_mode == b.i16_mode &&
@@ -70,6 +77,8 @@ class CheckingReconstructor final : public FrameReconstructor {
     }
     st = cpu_->decide(job);
     if (!st.ok()) return st;
+    const MbAnalysis a = frame_analysis(job);
+    IntraPrepScratch scratch;
     for (size_t i = 0; i < n; i++) {
       const int x = int(i) % job.mb_width, y = int(i) / job.mb_width;
       const MbMap map{job.mbs, job.mb_width, job.mb_height, job.slice_of_mb[i]};
@@ -79,6 +88,17 @@ class CheckingReconstructor final : public FrameReconstructor {
         counts_.prep_used++;
         counts_.i_prep_used += job.num_refs == 0;
         counts_.prep_used_i4 += job.mbs[i].type == MbType::I4x4 && job.num_refs > 0;
+        // where it holds, the search against the decided neighbours gives the same result
+        MbAnalysis t = a;
+        t.map = map;
+        t.mx = x;
+        t.my = y;
+        t.intra_cand = job.intra_cand ? &job.intra_cand[i] : nullptr;
+        MbIntraPrep again;
+        prepare_intra(t, scratch, again);
+        if (!same_prep(again, prep[i]) && !counts_.prep_differing++)
+          counts_.first_diff = "macroblock " + std::to_string(x) + "," + std::to_string(y) +
+                               ": the prepared search differs from the search against the decided neighbours";
       } else {
         counts_.searched_again++;
       }
@@ -152,6 +172,7 @@ TEST(DecidePrep, DecisionsWithThePreparedSearchesEqualTheSearch) {
     EXPECT_EQ(counts.differing, 0) << "qp " << c.qp << ": " << counts.differing << " of " << counts.mbs
                                    << " macroblocks decided differently, first " << counts.first_diff;
     EXPECT_GT(counts.differing_with_zeroed_cache, 0) << "qp " << c.qp << ": the SATD cache is not read";
+    EXPECT_EQ(counts.prep_differing, 0) << "qp " << c.qp << ": " << counts.first_diff;
     total.prep_used += counts.prep_used;
     total.prep_used_i4 += counts.prep_used_i4;
     total.searched_again += counts.searched_again;
