@@ -1,19 +1,36 @@
 // nal.cpp: NAL unit headers, emulation prevention and the Annex-B byte stream format
 #include "common/bitstream/nal.h"
 
+#include <cstring>
+
 namespace gvc {
 
 void rbsp_to_ebsp(const uint8_t* rbsp, size_t size, std::vector<uint8_t>& out) {
-  int zeros = 0;
-  for (size_t i = 0; i < size; i++) {
-    if (zeros == 2 && rbsp[i] <= 3) {
-      out.push_back(3);
+  // Written in place (at most one 0x03 for every two bytes, and a last one), the runs of
+  // non-zero bytes between zero bytes copied whole: an IDR's slice is 600 KB at 1080p.
+  const size_t base = out.size();
+  out.resize(base + size + size / 2 + 1);
+  uint8_t* o = out.data() + base;
+  int zeros = 0;  // zero bytes just written
+  for (size_t i = 0; i < size;) {
+    if (zeros < 2 && rbsp[i] != 0) {  // up to the next zero byte: nothing to insert
+      const void* z = std::memchr(rbsp + i, 0, size - i);
+      const size_t end = z ? size_t(static_cast<const uint8_t*>(z) - rbsp) : size;
+      std::memcpy(o, rbsp + i, end - i);
+      o += end - i;
+      i = end;
+      zeros = 0;
+      continue;
+    }
+    if (zeros == 2 && rbsp[i] <= 3) {  // 7.4.1: emulation_prevention_three_byte
+      *o++ = 3;
       zeros = 0;
     }
-    out.push_back(rbsp[i]);
     zeros = rbsp[i] == 0 ? zeros + 1 : 0;
+    *o++ = rbsp[i++];
   }
-  if (size > 0 && rbsp[size - 1] == 0) out.push_back(3);
+  if (size > 0 && rbsp[size - 1] == 0) *o++ = 3;
+  out.resize(size_t(o - out.data()));
 }
 
 std::vector<uint8_t> ebsp_to_rbsp(const uint8_t* ebsp, size_t size) {

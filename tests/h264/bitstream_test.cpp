@@ -129,6 +129,40 @@ TEST(Nal, RandomPayloadsRoundTripWithoutStartCodes) {
   }
 }
 
+// The rule of 7.4.1 byte by byte: after two zero bytes, a byte of 0x00 to 0x03 gets an
+// emulation_prevention_three_byte before it; a payload ending in zero gets one at the end.
+std::vector<uint8_t> ebsp_by_the_rule(const std::vector<uint8_t>& rbsp) {
+  std::vector<uint8_t> out;
+  int zeros = 0;
+  for (uint8_t b : rbsp) {
+    if (zeros == 2 && b <= 3) {
+      out.push_back(3);
+      zeros = 0;
+    }
+    out.push_back(b);
+    zeros = b == 0 ? zeros + 1 : 0;
+  }
+  if (!rbsp.empty() && rbsp.back() == 0) out.push_back(3);
+  return out;
+}
+
+// Payloads of every mix (long runs of non-zero bytes, runs of zeros, small values, empty),
+// appended to what the output held: the rule's bytes exactly.
+TEST(Nal, EmulationPreventionFollowsTheRuleByteForByte) {
+  std::mt19937 rng(99);
+  for (int iter = 0; iter < 400; iter++) {
+    std::vector<uint8_t> rbsp(rng() % 2000);
+    const int zero_share = int(rng() % 4);  // 0: none, 3: mostly zero
+    for (auto& b : rbsp) b = int(rng() % 4) < zero_share ? uint8_t(rng() % 4 == 0 ? rng() % 4 : 0) : uint8_t(rng());
+    std::vector<uint8_t> ebsp = {0x55, 0};  // bytes before the payload stay as they are
+    rbsp_to_ebsp(rbsp.data(), rbsp.size(), ebsp);
+    std::vector<uint8_t> want = {0x55, 0};
+    const std::vector<uint8_t> rule = ebsp_by_the_rule(rbsp);
+    want.insert(want.end(), rule.begin(), rule.end());
+    ASSERT_EQ(ebsp, want) << "payload " << iter << " of " << rbsp.size() << " bytes";
+  }
+}
+
 TEST(Nal, AnnexBFramingAndSplit) {
   std::vector<uint8_t> stream;
   write_annexb_nal(stream, 3, NalUnitType::kSps, {0x42, 0, 0, 1, 0x80});
