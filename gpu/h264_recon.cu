@@ -78,7 +78,7 @@ struct IntraShared {
   uint8_t pred[256];           // Intra_16x16's prediction, stride 16
   uint8_t cpred[2][64];        // stride 8
   int32_t dc[16], dcy[16];     // Intra_16x16: the blocks' DC coefficients, their scaled DCs
-  int32_t cdc[2][4];           // the chroma blocks' DC coefficients
+  int32_t cdc[2][4];           // the chroma blocks' DC coefficients, then their scaled DCs
   int cbp_luma, cbp_chroma;
 };
 
@@ -209,11 +209,14 @@ __device__ void intra_chroma(const ReconPicture& f, int mx, int my, const h264::
   if (lane == 0) {
     int ac_nz = 0, dc_nz = 0;
     for (int i = 0; i < 8; i++) ac_nz += mb.total_coeff_chroma[i >> 2][i & 3];
-    for (int k = 0; k < 2; k++) dc_nz += h264::chroma_dc_levels(sh.cdc[k], f.qpc, true, k, mb);
+    for (int k = 0; k < 2; k++) {
+      dc_nz += h264::chroma_dc_levels(sh.cdc[k], f.qpc, true, k, mb);
+      h264::dequant_dc_chroma(mb.chroma_dc[k], sh.cdc[k], f.qpc);  // now the blocks' scaled DCs
+    }
     sh.cbp_chroma = ac_nz ? 2 : (dc_nz ? 1 : 0);
   }
   __syncwarp();
-  if (lane < 8) h264::chroma_block_recon(px, sh.cpred[c], f.qpc, c, blk, sh.cbp_chroma, mb);
+  if (lane < 8) h264::chroma_block_recon(px, sh.cpred[c], f.qpc, c, blk, sh.cbp_chroma, sh.cdc[c][blk], mb);
 }
 
 __global__ void __launch_bounds__(kIntraThreads) recon_intra_rows(KernelFrame k, unsigned* progress) {

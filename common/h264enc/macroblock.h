@@ -251,12 +251,11 @@ GVC_HD int chroma_dc_levels(const int32_t dc[4], int qpc, bool intra, int c, Mac
   return quant_dc(dct, mb.chroma_dc[c], 4, qpc, intra);
 }
 // 3. The reconstruction of block blk of component c once cbp_chroma (0, 1 or 2) is known: its
-//    AC levels are cleared unless it is 2. Returns the SSD.
+//    AC levels are cleared unless it is 2. `dc`: its scaled DC (dequant_dc_chroma of the
+//    component's DC levels). Returns the SSD.
 GVC_HD int64_t chroma_block_recon(const MbPixels& px, const uint8_t pred[64], int qpc, int c, int blk, int cbp_chroma,
-                                  Macroblock& mb) {
+                                  int32_t dc, Macroblock& mb) {
   const int x = 4 * (blk & 1), y = 4 * (blk >> 1);
-  int32_t dcc[4];
-  dequant_dc_chroma(mb.chroma_dc[c], dcc, qpc);
   if (cbp_chroma != 2) {
     for (int i = 0; i < 16; i++) mb.chroma_ac[c][blk][i] = 0;
     mb.total_coeff_chroma[c][blk] = 0;
@@ -265,7 +264,7 @@ GVC_HD int64_t chroma_block_recon(const MbPixels& px, const uint8_t pred[64], in
   from_scan(mb.chroma_ac[c][blk], level);
   int32_t d[16];
   dequant4x4(level, d, qpc, 1);
-  d[0] = dcc[blk];
+  d[0] = dc;
   return recon4x4(d, pred + 8 * y + x, 8, px.src[1 + c] + y * px.src_stride[1 + c] + x, px.src_stride[1 + c],
                   px.rec[1 + c] + y * px.rec_stride[1 + c] + x, px.rec_stride[1 + c]);
 }
@@ -285,8 +284,11 @@ GVC_HD int64_t code_chroma(const MbPixels& px, const uint8_t pred[2][64], int qp
   const int cbp_chroma = ac_nz ? 2 : (dc_nz ? 1 : 0);
   mb.cbp = uint8_t((mb.cbp & 15) | (cbp_chroma << 4));
   int64_t ssd = 0;
-  for (int c = 0; c < 2; c++)
-    for (int blk = 0; blk < 4; blk++) ssd += chroma_block_recon(px, pred[c], qpc, c, blk, cbp_chroma, mb);
+  for (int c = 0; c < 2; c++) {
+    int32_t dcc[4];
+    dequant_dc_chroma(mb.chroma_dc[c], dcc, qpc);
+    for (int blk = 0; blk < 4; blk++) ssd += chroma_block_recon(px, pred[c], qpc, c, blk, cbp_chroma, dcc[blk], mb);
+  }
   return ssd;
 }
 
