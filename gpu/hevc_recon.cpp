@@ -36,17 +36,6 @@ void lap(Clock::time_point& t, double& acc) {
 // for the whole device.
 size_t with_headroom(size_t bytes) { return bytes + bytes / 4; }
 
-// Reserves in `buf` a w x h NV12 (8 bits) or P010 picture, rows 256-byte aligned, and gives
-// its view.
-Status semi_planar_in(DeviceBuffer& buf, int w, int h, int bit_depth, SemiPlanarView& v) {
-  const size_t bytes_per_sample = bit_depth > 8 ? 2 : 1;
-  const size_t pitch = (size_t((w + 1) / 2) * 2 * bytes_per_sample + 255) / 256 * 256;
-  GVC_TRY(buf.reserve(pitch * size_t(h + (h + 1) / 2)));
-  uint8_t* y = buf.get<uint8_t>();
-  v = SemiPlanarView{y, ptrdiff_t(pitch), y + pitch * size_t(h), ptrdiff_t(pitch)};
-  return {};
-}
-
 }  // namespace
 
 DeviceBuffer HevcFrameBuffers::take() {
@@ -499,9 +488,7 @@ Status HevcCudaReconstructor::evict(Slot& d) {
     }
     DeviceBuffer buf = frame_buffers_->take();
     SemiPlanarView v;
-    GVC_TRY(semi_planar_in(buf, f.width, f.height, f.bit_depth, v));
-    GVC_TRY(d.done->wait_on(f.stream_));
-    GVC_TRY(hevc_write_semi_planar(d.plane, f.x0_, f.y0_, f.width, f.height, f.bit_depth, v, f.stream_));
+    GVC_TRY(f.write_into(buf, v));
     copies = true;
     const cudaStream_t stream = f.stream_;
     f.let_go();  // the slot (and buf_, empty)
@@ -540,6 +527,16 @@ void HevcDeviceFrame::let_go() {
   if (!buf_.get()) return;
   if (const std::shared_ptr<HevcFrameBuffers> home = home_.lock()) home->give_back(std::move(buf_));
   buf_.reset();  // (freed here when the reconstructor is gone)
+}
+
+Status HevcDeviceFrame::write_into(DeviceBuffer& buf, SemiPlanarView& v) const {
+  const size_t bytes_per_sample = bit_depth > 8 ? 2 : 1;
+  const size_t pitch = (size_t((width + 1) / 2) * 2 * bytes_per_sample + 255) / 256 * 256;  // rows 256-byte aligned
+  GVC_TRY(buf.reserve(pitch * size_t(height + (height + 1) / 2)));
+  uint8_t* y = buf.get<uint8_t>();
+  v = SemiPlanarView{y, ptrdiff_t(pitch), y + pitch * size_t(height), ptrdiff_t(pitch)};
+  GVC_TRY(made_->wait_on(stream_));
+  return hevc_write_semi_planar(planes_, x0_, y0_, width, height, bit_depth, v, stream_);
 }
 
 HevcDeviceFrame::~HevcDeviceFrame() {
@@ -591,9 +588,7 @@ Status HevcDeviceFrame::copy_to(const SemiPlanarView& dst) const {
     const std::shared_ptr<HevcFrameBuffers> home = home_.lock();
     DeviceBuffer scratch = home ? home->take() : DeviceBuffer();
     SemiPlanarView v;
-    st = made_->wait_on(s);
-    if (st.ok()) st = semi_planar_in(scratch, width, height, bit_depth, v);
-    if (st.ok()) st = hevc_write_semi_planar(planes_, x0_, y0_, width, height, bit_depth, v, s);
+    st = write_into(scratch, v);
     if (st.ok()) st = copy_semi_planar(v, dst, width, height, bit_depth, s);
     if (!st.ok()) cudaStreamSynchronize(s);  // nothing queued may outlive the scratch
     if (home && scratch.get()) home->give_back(std::move(scratch));

@@ -73,6 +73,9 @@ class HevcDeviceFrame : public hevc::DeviceFrame {
  private:
   friend class HevcCudaReconstructor;
   void let_go();  // drops the slot, or the copy of its own (back to `home_`); m_ held
+  // Writes the picture it reads in its slot as NV12/P010 into `buf` (reserved here), view `v`,
+  // on stream_ once the picture is made; m_ held.
+  Status write_into(DeviceBuffer& buf, SemiPlanarView& v) const;
   mutable std::mutex m_;  // copy_to() against the reconstructor's thread taking the slot
   mutable bool copied_ = false;
   // In the reconstructor's slot: its planes (and their memory, held), the window, and the
