@@ -67,7 +67,8 @@ __global__ void __launch_bounds__(kReconThreads) recon_inter(KernelFrame k) {
 // thread per sample, two blocks at a time), the other its chroma (a thread per 4x4 block),
 // with recon_mb.h's arithmetic (Intra_4x4's transforms and quantisation written out per
 // sample below), so the bits are the CPU's; then the I_PCM choice (intra_mb_bits in parts, a
-// thread each). One thread per row, a macroblock at a time, took 92 us per macroblock.
+// thread each, where the bound from the macroblock's own levels does not settle it). One
+// thread per row, a macroblock at a time, took 92 us per macroblock.
 constexpr int kIntraThreads = 64;
 
 // What a macroblock's threads share.
@@ -249,12 +250,17 @@ __global__ void __launch_bounds__(kIntraThreads) recon_intra_rows(KernelFrame k,
     __syncthreads();
     if (threadIdx.x == 0) mb.cbp = uint8_t(sh.cbp_luma | (sh.cbp_chroma << 4));
     __syncthreads();
-    if (warp == 0) {  // I_PCM when the coded macroblock would be longer (intra_mb_bits)
-      int bits = lane < h264::kIntraMbBitParts ? h264::intra_mb_bits_part(map, x, y, f.p_slice, lane) : 0;
-      for (int d = 16; d > 0; d >>= 1) bits += __shfl_down_sync(0xffffffffu, bits, d);
-      if (lane == 0 && bits > h264::pcm_mb_bits(f.p_slice)) {
-        mb.type = h264::MbType::IPcm;
-        h264::code_pcm(px, mb);
+    if (warp == 0) {  // I_PCM when the coded macroblock would be longer (intra_mb_bits), as reconstruct_mb
+      const int pcm_bits = h264::pcm_mb_bits(f.p_slice);
+      int bound = lane < h264::kIntraMbBitParts ? h264::intra_mb_bits_bound_part(mb, f.p_slice, lane) : 0;
+      for (int d = 16; d > 0; d >>= 1) bound += __shfl_xor_sync(0xffffffffu, bound, d);  // in every lane
+      if (bound > pcm_bits) {
+        int bits = lane < h264::kIntraMbBitParts ? h264::intra_mb_bits_part(map, x, y, f.p_slice, lane) : 0;
+        for (int d = 16; d > 0; d >>= 1) bits += __shfl_down_sync(0xffffffffu, bits, d);
+        if (lane == 0 && bits > pcm_bits) {
+          mb.type = h264::MbType::IPcm;
+          h264::code_pcm(px, mb);
+        }
       }
     }
     __syncthreads();

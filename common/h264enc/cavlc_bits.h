@@ -140,21 +140,26 @@ GVC_HD int residual_block_bits(const int16_t* levels, int max_num_coeff, int nc)
 // 1 + blk luma block blk (its Intra_4x4 mode and levels); parts 17 and 18 the chroma DC
 // levels; 19 + 4 * c + blk chroma AC block blk of component c.
 constexpr int kIntraMbBitParts = 27;
+// mb_type, intra_chroma_pred_mode, coded_block_pattern and mb_qp_delta of a coded Intra_16x16
+// or Intra_4x4 macroblock.
+GVC_HD int intra_mb_header_bits(const Macroblock& mb, bool p_slice) {
+  const int cbp_luma = mb.cbp & 15, cbp_chroma = mb.cbp >> 4;
+  const bool i16 = mb.type == MbType::I16x16;
+  const int intra_offset = p_slice ? 5 : 0;
+  int bits = ue_bits(uint32_t(i16 ? intra_offset + 1 + mb.i16_mode + 4 * cbp_chroma + (cbp_luma ? 12 : 0)
+                                  : intra_offset));
+  bits += ue_bits(mb.chroma_mode);
+  if (!i16) bits += ue_bits(GVC_T(kCbpToCodeNum)[0][mb.cbp & 0x3f]);
+  if (cbp_luma == 0 && cbp_chroma == 0 && !i16) return bits;
+  return bits + 1;  // mb_qp_delta se(0)
+}
+
 GVC_HD int intra_mb_bits_part(const MbMap& map, int mx, int my, bool p_slice, int part) {
   const Macroblock& mb = *map.at(mx, my);
   const int cbp_luma = mb.cbp & 15, cbp_chroma = mb.cbp >> 4;
   const bool i16 = mb.type == MbType::I16x16;
-  if (part == 0) {
-    const int intra_offset = p_slice ? 5 : 0;
-    int bits = ue_bits(uint32_t(i16 ? intra_offset + 1 + mb.i16_mode + 4 * cbp_chroma + (cbp_luma ? 12 : 0)
-                                    : intra_offset));
-    bits += ue_bits(mb.chroma_mode);
-    if (!i16) bits += ue_bits(GVC_T(kCbpToCodeNum)[0][mb.cbp & 0x3f]);
-    if (cbp_luma == 0 && cbp_chroma == 0 && !i16) return bits;
-    bits += 1;  // mb_qp_delta se(0)
-    if (i16) bits += residual_block_bits(mb.luma_dc, 16, luma_nc(map, mx, my, 0));
-    return bits;
-  }
+  if (part == 0)
+    return intra_mb_header_bits(mb, p_slice) + (i16 ? residual_block_bits(mb.luma_dc, 16, luma_nc(map, mx, my, 0)) : 0);
   if (part <= 16) {
     const int blk = part - 1;
     if (i16) return cbp_luma ? residual_block_bits(mb.luma[blk] + 1, 15, luma_nc(map, mx, my, blk)) : 0;
@@ -169,6 +174,60 @@ GVC_HD int intra_mb_bits_part(const MbMap& map, int mx, int my, bool p_slice, in
 GVC_HD int intra_mb_bits(const MbMap& map, int mx, int my, bool p_slice) {
   int bits = 0;
   for (int part = 0; part < kIntraMbBitParts; part++) bits += intra_mb_bits_part(map, mx, my, p_slice, part);
+  return bits;
+}
+
+// An upper bound of residual_block_bits(levels, max_num_coeff, nc) for every nC, from the levels
+// alone, to spare the exact count where a macroblock is far from I_PCM's length:
+// - the longest coeff_token and total_zeros codes for its TotalCoeff (kTokenZerosMaxLen);
+// - a level of magnitude 7 or more, 28 bits (the longest escape);
+// - a smaller one (whose level_code is below 14, so never escaped), at most |level| +
+//   suffixLength bits, or 2 |level| for the one level coded with suffixLength 0; suffixLength
+//   goes from 1 to 2 after a level above 3, and further only after a level above 6 (9.2.2.1);
+// - each run_before at most 3 bits, or run_before - 3 when zerosLeft is above 6 (Table 9-10),
+//   so all of them at most 3 (TotalCoeff - 1) + total_zeros.
+GVC_HD int residual_block_bits_bound(const int16_t* levels, int max_num_coeff) {
+  const bool chroma_dc = max_num_coeff == 4;
+  int total_coeff = 0, last = -1, above3 = 0, wide = 0, small_sum = 0, small_max = 0;
+  for (int i = 0; i < max_num_coeff; i++) {
+    const int a = iabs(levels[i]);
+    if (!a) continue;
+    total_coeff++;
+    last = i;
+    above3 += a > 3;
+    if (a >= 7) {
+      wide++;
+    } else {
+      small_sum += a;
+      small_max = a > small_max ? a : small_max;
+    }
+  }
+  const int fixed = chroma_dc ? GVC_T(kTokenZerosMaxLenChromaDc)[total_coeff] : GVC_T(kTokenZerosMaxLen)[total_coeff];
+  if (!total_coeff) return fixed;
+  const int suffix_length = 1 + (above3 ? 1 : 0) + wide < 6 ? 1 + (above3 ? 1 : 0) + wide : 6;
+  const int level_bits = 28 * wide + small_sum + small_max + suffix_length * (total_coeff - wide);
+  const int total_zeros = last + 1 - total_coeff;
+  return fixed + level_bits + 3 * (total_coeff - 1) + total_zeros;
+}
+
+// An upper bound of intra_mb_bits_part from the macroblock alone (no neighbour's nC or
+// Intra_4x4 mode: residual_block_bits_bound, 4 bits a mode), the same parts.
+GVC_HD int intra_mb_bits_bound_part(const Macroblock& mb, bool p_slice, int part) {
+  const int cbp_luma = mb.cbp & 15, cbp_chroma = mb.cbp >> 4;
+  const bool i16 = mb.type == MbType::I16x16;
+  if (part == 0) return intra_mb_header_bits(mb, p_slice) + (i16 ? residual_block_bits_bound(mb.luma_dc, 16) : 0);
+  if (part <= 16) {
+    const int blk = part - 1;
+    if (i16) return cbp_luma ? residual_block_bits_bound(mb.luma[blk] + 1, 15) : 0;
+    return 4 + ((cbp_luma & (1 << (blk >> 2))) ? residual_block_bits_bound(mb.luma[blk], 16) : 0);
+  }
+  if (part <= 18) return cbp_chroma ? residual_block_bits_bound(mb.chroma_dc[part - 17], 4) : 0;
+  const int c = (part - 19) >> 2, blk = (part - 19) & 3;
+  return (cbp_chroma & 2) ? residual_block_bits_bound(mb.chroma_ac[c][blk] + 1, 15) : 0;
+}
+GVC_HD int intra_mb_bits_bound(const Macroblock& mb, bool p_slice) {
+  int bits = 0;
+  for (int part = 0; part < kIntraMbBitParts; part++) bits += intra_mb_bits_bound_part(mb, p_slice, part);
   return bits;
 }
 

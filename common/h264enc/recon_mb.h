@@ -157,7 +157,9 @@ GVC_HD void reconstruct_mb(const ReconPicture& f, int mx, int my, MbScratch& s) 
     predict_chroma8x8(mb.chroma_mode, ce, cpred[c]);
   }
   code_chroma(px, cpred, f.qpc, true, mb);
-  if (intra_mb_bits(map, mx, my, f.p_slice) > pcm_mb_bits(f.p_slice)) {
+  // (the bound spares the exact count where the macroblock is far from I_PCM's length)
+  const int pcm_bits = pcm_mb_bits(f.p_slice);
+  if (intra_mb_bits_bound(mb, f.p_slice) > pcm_bits && intra_mb_bits(map, mx, my, f.p_slice) > pcm_bits) {
     mb.type = MbType::IPcm;
     code_pcm(px, mb);
   }

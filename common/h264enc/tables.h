@@ -107,6 +107,12 @@ GVC_TABLE(Vlc, kRunBefore, [7][15], {
     {{3, 7}, {3, 6}, {3, 5}, {3, 4}, {3, 3}, {3, 2}, {3, 1}, {4, 1}, {5, 1}, {6, 1}, {7, 1}, {8, 1}, {9, 1}, {10, 1}, {11, 1}},
 })
 
+// The longest coeff_token (any nC) plus the longest total_zeros code of a block with
+// TotalCoeff n, [n]: 4x4 blocks (Tables 9-5, 9-7, 9-8) and 4:2:0 chroma DC (9-5, 9-9a).
+// Derived from the tables above (cavlc_test checks them) for residual_block_bits_bound.
+GVC_TABLE(uint8_t, kTokenZerosMaxLen, [17], {6, 15, 14, 15, 15, 16, 19, 19, 19, 20, 19, 19, 19, 19, 18, 17, 16})
+GVC_TABLE(uint8_t, kTokenZerosMaxLenChromaDc, [5], {2, 9, 8, 8, 8})
+
 // Zig-zag scan of a 4x4 frame block (Table 8-13): scan index -> raster index (4 * y + x).
 GVC_TABLE(uint8_t, kZigzag4x4, [16], {0, 1, 4, 8, 5, 2, 3, 6, 9, 12, 13, 10, 7, 11, 14, 15})
 // Its inverse: raster index -> scan index.

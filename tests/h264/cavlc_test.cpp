@@ -3,8 +3,10 @@
 // The reference writes one bit at a time into a string and follows clauses 7.3.5 and 9.2 the
 // direct way (the neighbours' nC, predicted Intra_4x4 modes from cavlc_bits.h); the encoder's
 // writer must give the same bits for any macroblock, whatever tables and shortcuts it uses.
+// The I_PCM choice's bound (cavlc_bits.h) is checked against the same walk.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <random>
 #include <string>
@@ -13,6 +15,7 @@
 #include "common/bitstream/bitwriter.h"
 #include "common/h264enc/cavlc.h"
 #include "common/h264enc/cavlc_bits.h"
+#include "common/h264enc/recon_mb.h"
 
 namespace gvc::h264 {
 namespace {
@@ -363,6 +366,98 @@ TEST(CavlcWriter, MacroblocksEqualTheSyntaxWalk) {
                                             << int(mbs[size_t(i)].type);
     }
     ASSERT_EQ(bits_of(bw), r.s) << "trial " << trial;
+  }
+}
+
+// kTokenZerosMaxLen and its chroma DC version, from the code tables.
+TEST(CavlcWriter, TokenZerosMaxLenFollowsTheTables) {
+  for (int n = 0; n <= 16; n++) {
+    int token = 0;
+    for (int cls = 0; cls < 4; cls++)
+      for (int t1 = 0; t1 < 4; t1++) token = std::max(token, int(kCoeffToken[cls][4 * n + t1].len));
+    int zeros = 0;
+    for (int tz = 0; n >= 1 && n < 16 && tz < 16; tz++) zeros = std::max(zeros, int(kTotalZeros[n - 1][tz].len));
+    EXPECT_EQ(int(kTokenZerosMaxLen[n]), token + zeros) << n;
+  }
+  for (int n = 0; n <= 4; n++) {
+    int token = 0;
+    for (int t1 = 0; t1 < 4; t1++) token = std::max(token, int(kCoeffTokenChromaDc[4 * n + t1].len));
+    int zeros = 0;
+    for (int tz = 0; n >= 1 && n < 4 && tz < 4; tz++) zeros = std::max(zeros, int(kTotalZerosChromaDc[n - 1][tz].len));
+    EXPECT_EQ(int(kTokenZerosMaxLenChromaDc[n]), token + zeros) << n;
+  }
+}
+
+// The bound that spares the exact count of the I_PCM choice (recon_mb.h) must never be below
+// what the syntax walk writes, for any nC.
+TEST(CavlcWriter, ResidualBlockBoundHoldsForEveryNc) {
+  std::mt19937 rng(13);
+  const int kinds[3] = {16, 15, 4};
+  for (int trial = 0; trial < 20000; trial++) {
+    const int max_num_coeff = kinds[rng() % 3];
+    int16_t levels[16];
+    random_block(rng, levels, 0, max_num_coeff, int(rng() % 101));
+    if (trial % 2) {  // dense blocks of levels 4 to 8 and a few wide ones: suffixLength's worst cases
+      for (int i = 0; i < max_num_coeff; i++) {
+        const int mag = rng() % 8 ? 4 + int(rng() % 5) : 1 + int(rng() % (rng() % 2 ? 64 : kMaxLevel));
+        levels[i] = int16_t(rng() % 6 == 0 ? 0 : rng() & 1 ? -mag : mag);
+      }
+    }
+    const int bound = residual_block_bits_bound(levels, max_num_coeff);
+    for (int nc = max_num_coeff == 4 ? -1 : 0; nc <= (max_num_coeff == 4 ? -1 : 16); nc++) {
+      Ref r;
+      ref_residual(r, levels, max_num_coeff, nc);
+      ASSERT_GE(bound, int(r.s.size())) << "trial " << trial << ", nC " << nc;
+    }
+  }
+}
+
+TEST(CavlcWriter, IntraMacroblockBoundHolds) {
+  std::mt19937 rng(17);
+  int decided = 0, total = 0;
+  for (int trial = 0; trial < 300; trial++) {
+    const int w = 1 + int(rng() % 5), h = 1 + int(rng() % 4);
+    const bool p_slice = rng() % 2 != 0;
+    std::vector<Macroblock> mbs;
+    for (int i = 0; i < w * h; i++) {
+      const MbType t = rng() % 2 ? MbType::I4x4 : MbType::I16x16;
+      mbs.push_back(random_macroblock(rng, t, 1));
+    }
+    for (int i = 0; i < w * h; i++) {
+      const MbMap map{mbs.data(), w, h, 0};
+      Ref r;
+      ref_macroblock(r, map, i % w, i / w, p_slice, 1);
+      const Macroblock& mb = mbs[size_t(i)];
+      const int bound = intra_mb_bits_bound(mb, p_slice);
+      ASSERT_GE(bound, int(r.s.size())) << "trial " << trial << ", macroblock " << i;
+      ASSERT_EQ(intra_mb_bits(map, i % w, i / w, p_slice), int(r.s.size()));
+      decided += bound <= pcm_mb_bits(p_slice);
+      total++;
+    }
+  }
+  // random_macroblock's 8x8s are empty, sparse, half or nearly full: the bound alone settles
+  // the I_PCM choice of many, not all
+  EXPECT_GT(decided, total / 4);
+  EXPECT_LT(decided, total);
+}
+
+// A macroblock of +-1 levels in a quarter of every block's positions, as at middling QPs: the
+// bound settles it.
+TEST(CavlcWriter, IntraMacroblockBoundSettlesTypicalLevels) {
+  std::mt19937 rng(19);
+  for (MbType t : {MbType::I4x4, MbType::I16x16}) {
+    Macroblock mb;
+    mb.type = t;
+    const int start = t == MbType::I16x16 ? 1 : 0;
+    for (auto& blk : mb.luma)
+      for (int i = start; i < 16; i++) blk[i] = int16_t(rng() % 4 == 0 ? (rng() & 1 ? 1 : -1) : 0);
+    for (auto& c : mb.chroma_ac)
+      for (auto& blk : c)
+        for (int i = 1; i < 16; i++) blk[i] = int16_t(rng() % 4 == 0 ? (rng() & 1 ? 1 : -1) : 0);
+    mb.chroma_dc[0][0] = mb.chroma_dc[1][2] = 3;
+    mb.luma_dc[0] = 9;
+    mb.cbp = 0x2f;  // every luma 8x8 and the chroma AC coded
+    EXPECT_LE(intra_mb_bits_bound(mb, false), pcm_mb_bits(false)) << int(t);
   }
 }
 
