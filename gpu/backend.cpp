@@ -231,6 +231,11 @@ class CudaH264Reconstructor final : public h264::FrameReconstructor {
     return core_.run(job, state_->stream.get());
   }
 
+  Status wait_rows(int rows) override {
+    GVC_TRY(state_->enter());
+    return core_.wait_rows(rows);
+  }
+
  private:
   std::shared_ptr<CudaState> state_;
   cuda::H264ReconCore core_;

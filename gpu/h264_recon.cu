@@ -272,6 +272,13 @@ __global__ void __launch_bounds__(kIntraThreads) recon_intra_rows(KernelFrame k,
   if (threadIdx.x == 0) store_release(&progress[y], unsigned(w));
 }
 
+// Returns once row `row` of the intra wavefront is done, so that the copy queued behind it on
+// another stream (H264ReconCore::download_rows) reads its macroblocks while later rows are
+// still being reconstructed.
+__global__ void wait_row_done(const unsigned* progress, int row, unsigned mb_width) {
+  while (load_acquire(&progress[row]) < mb_width) __nanosleep(256);
+}
+
 // Copies each macroblock's decisions (kDecisionBytes, packed) into the device's macroblocks,
 // a word per thread.
 static_assert(h264::kDecisionBytes % 4 == 0 && sizeof(Macroblock) % 4 == 0, "macroblocks are copied in words");
@@ -594,6 +601,7 @@ Status H264ReconCore::prepare_decision(const h264::DecideJob& job, cudaStream_t 
                                        const h264::MbSatdRef** satd, MbPartitionField me_host[4]) {
   *intra = nullptr;
   *satd = nullptr;
+  GVC_TRY(wait_rows(rows_height_));  // the last run()'s rows read mbs_, which this writes
   const int mb_count = job.mb_width * job.mb_height;
   if (job.num_refs < 0 || job.num_refs > 4) return Status::error("at most 4 reference pictures");
   // Motion-search results left on the device go down for the wavefront on a stream of their
@@ -695,7 +703,7 @@ H264ReconCore::~H264ReconCore() {
 
 Status H264ReconCore::run(const h264::ReconJob& job, cudaStream_t s) {
   if (job.num_refs < 0 || job.num_refs > 4) return Status::error("at most 4 reference pictures");
-  GVC_TRY(finish());
+  GVC_TRY(finish());  // (the last run()'s rows too)
   for (cudaEvent_t& e : marks_)
     if (!e) GVC_CUDA_TRY(cudaEventCreateWithFlags(&e, cudaEventBlockingSync));
   GVC_CUDA_TRY(cudaEventRecord(marks_[0], s));
@@ -766,6 +774,8 @@ Status H264ReconCore::run(const h264::ReconJob& job, cudaStream_t s) {
   unsigned* intra_progress = progress_.get<unsigned>();
   unsigned* deblock_progress = intra_progress + job.mb_height;
   GVC_CUDA_TRY(cudaMemsetAsync(intra_progress, 0, 2 * size_t(job.mb_height) * sizeof(unsigned), s));
+  const bool by_rows = job.mbs_by_rows && any_intra;
+  if (by_rows) GVC_TRY(rows_start_.record(s));  // before the kernels: download_rows' waits start here
   if (job.num_refs > 0) {
     recon_inter<<<(mb_count + kReconThreads - 1) / kReconThreads, kReconThreads, kReconSharedBytes, s>>>(k);
     GVC_CUDA_TRY(cudaGetLastError());
@@ -778,9 +788,13 @@ Status H264ReconCore::run(const h264::ReconJob& job, cudaStream_t s) {
   GVC_CUDA_TRY(cudaEventRecord(marks_[3], s));
   // The macroblocks' levels, which entropy coding needs now, go down first (through pinned
   // memory: pageable destinations make copies synchronous and slow); run() returns once they
-  // are there, and the loop filter, the reference planes and their downloads go on meanwhile.
+  // are there (by rows: at once), and the loop filter, the reference planes and their
+  // downloads go on meanwhile.
   GVC_TRY(levels_staging_.reserve(mb_bytes));
-  GVC_CUDA_TRY(cudaMemcpyAsync(levels_staging_.get(), mbs_.get(), mb_bytes, cudaMemcpyDeviceToHost, s));
+  if (by_rows)
+    GVC_TRY(download_rows(job, intra_progress));
+  else
+    GVC_CUDA_TRY(cudaMemcpyAsync(levels_staging_.get(), mbs_.get(), mb_bytes, cudaMemcpyDeviceToHost, s));
   GVC_CUDA_TRY(cudaEventRecord(marks_[4], s));
   if (job.deblock) {
     // deblock_rows moves luma in words and chroma in half-words (rec_ is cudaMalloc'd)
@@ -825,8 +839,45 @@ Status H264ReconCore::run(const h264::ReconJob& job, cudaStream_t s) {
   GVC_CUDA_TRY(cudaEventRecord(marks_[7], aux_.get()));
   pending_ = std::move(copies);  // only once every copy is under way
   pending_on_device_ = job.rec_luma != nullptr;  // the reference is kept there (keep_reconstruction)
+  if (by_rows) return {};
   GVC_TRY(wait_event(marks_[4], "reconstruction levels"));
   copy_host_parallel(job.mbs, levels_staging_.get(), mb_bytes);
+  return {};
+}
+
+Status H264ReconCore::download_rows(const h264::ReconJob& job, const unsigned* intra_progress) {
+  GVC_TRY(rows_.create());
+  GVC_TRY(rows_start_.wait_on(rows_.get()));
+  const int bands = (job.mb_height + kBandRows - 1) / kBandRows;
+  if (band_ready_.size() < size_t(bands)) band_ready_.resize(size_t(bands));
+  const size_t row_bytes = size_t(job.mb_width) * sizeof(Macroblock);
+  for (int b = 0; b < bands; b++) {
+    const int y0 = b * kBandRows, y1 = std::min(job.mb_height, y0 + kBandRows);
+    wait_row_done<<<1, 1, 0, rows_.get()>>>(intra_progress, y1 - 1, unsigned(job.mb_width));
+    GVC_CUDA_TRY(cudaGetLastError());
+    GVC_CUDA_TRY(cudaMemcpyAsync(levels_staging_.get<uint8_t>() + size_t(y0) * row_bytes,
+                                 mbs_.get<uint8_t>() + size_t(y0) * row_bytes, size_t(y1 - y0) * row_bytes,
+                                 cudaMemcpyDeviceToHost, rows_.get()));
+    GVC_TRY(band_ready_[size_t(b)].record(rows_.get()));
+  }
+  bands_ = bands;
+  bands_copied_ = 0;
+  rows_width_ = job.mb_width;
+  rows_height_ = job.mb_height;
+  rows_dst_ = job.mbs;
+  return {};
+}
+
+Status H264ReconCore::wait_rows(int rows) {
+  const size_t row_bytes = size_t(rows_width_) * sizeof(Macroblock);
+  while (bands_copied_ < bands_ && bands_copied_ * kBandRows < rows) {
+    const int y0 = bands_copied_ * kBandRows, y1 = std::min(rows_height_, y0 + kBandRows);
+    GVC_TRY(band_ready_[size_t(bands_copied_)].synchronize("reconstruction levels"));
+    std::memcpy(reinterpret_cast<uint8_t*>(rows_dst_) + size_t(y0) * row_bytes,
+                levels_staging_.get<uint8_t>() + size_t(y0) * row_bytes, size_t(y1 - y0) * row_bytes);
+    bands_copied_++;
+  }
+  if (bands_copied_ == bands_) bands_ = bands_copied_ = 0;
   return {};
 }
 
@@ -835,6 +886,7 @@ Status H264ReconCore::finish_on_device() {
 }
 
 Status H264ReconCore::finish() {
+  GVC_TRY(wait_rows(rows_height_));
   if (pending_.empty()) return {};
   const std::vector<StagedCopy> copies = std::move(pending_);
   pending_.clear();

@@ -36,7 +36,12 @@ class H264ReconCore {
   // are kept on the device by id; one not held yet is uploaded from the job. With
   // job.rec_luma the reconstruction's half-pel planes are built here and kept as the
   // reference of id job.rec_id.
+  // With job.mbs_by_rows, when the intra wavefront runs, the macroblocks go down in bands of
+  // rows behind it (on rows_), and run() returns at once: wait_rows() completes them.
   Status run(const h264::ReconJob& job, cudaStream_t s);
+  // Returns once rows [0, rows) of the last run()'s job.mbs are complete (FrameReconstructor::
+  // wait_rows); every row with rows >= the job's height.
+  Status wait_rows(int rows);
   // The rest of the last run(): its loop filter, reference planes and the downloads of
   // job.rec and job.rec_luma go on after run() returns (with job.mbs complete); waits for them
   // and fills those destinations, which must stay where they were. No-op when nothing is
@@ -92,6 +97,8 @@ class H264ReconCore {
   Status keep_reconstruction(const h264::ReconJob& job, cudaStream_t s);
   // The entry holding picture `id`, or null.
   RefEntry* held_entry(uint64_t id);
+  // Queues the bands' downloads of run() with job.mbs_by_rows (see run()).
+  Status download_rows(const h264::ReconJob& job, const unsigned* intra_progress);
 
   std::vector<RefEntry> refs_ = std::vector<RefEntry>(5);
   uint64_t uses_ = 0;
@@ -112,6 +119,15 @@ class H264ReconCore {
   Event src_ready_;
   Event me_ready_, me_on_host_;
   h264::FrameReconstructor::RunTimes times_;
+  // The macroblocks by rows (run() with job.mbs_by_rows): band b holds rows
+  // [b * kBandRows, (b + 1) * kBandRows), down in levels_staging_ once band_ready_[b] has
+  // passed; wait_rows() copies them to rows_dst_ in order.
+  static constexpr int kBandRows = 4;
+  Stream rows_;
+  Event rows_start_;  // on run()'s stream, after the wavefront's progress was reset
+  std::vector<Event> band_ready_;
+  int bands_ = 0, bands_copied_ = 0, rows_width_ = 0, rows_height_ = 0;
+  h264::Macroblock* rows_dst_ = nullptr;
   PinnedBuffer decisions_host_;  // the job's decisions, packed (kDecisionBytes each)
   DeviceBuffer decisions_;
 };

@@ -13,6 +13,7 @@
 #include "common/h264enc/slice_data.h"
 #include "common/h264enc/tables.h"
 #include "common/util/parallel.h"
+#include "common/util/progress.h"
 
 namespace gvc::h264 {
 
@@ -378,6 +379,7 @@ Status Encoder::encode(const FrameIn& in, bool force_idr, EncodedFrame& out) {
   job.deblock_params.chroma_qp_index_offset = params_.rc.chroma_qp_index_offset;
   job.deblock_params.alpha_c0_offset = 2 * params_.deblock.alpha_c0_offset_div2;
   job.deblock_params.beta_offset = 2 * params_.deblock.beta_offset_div2;
+  job.mbs_by_rows = !pipelined_;  // entropy coding follows the rows here (below)
   Status st = recon_->run(job);
   if (!st.ok()) return Status::error(std::string("reconstruction failed: ") + st.message());
 
@@ -404,7 +406,18 @@ Status Encoder::encode(const FrameIn& in, bool force_idr, EncodedFrame& out) {
   // Stage 3, entropy coding, here or (pipelined) on the entropy thread while the next frame
   // goes through stages 1 and 2; this frame's decisions become the last frame's.
   if (!pipelined_) {
-    code_slices(mbs_, sh, num_refs, out);
+    // The entropy thread codes each macroblock row as this one hands it over (an IDR's intra
+    // wavefront finishes its first row halfway through); the writers must not wait for rows
+    // that a failure keeps from coming.
+    Progress rows;
+    entropy_.push([&] { code_slices(mbs_, sh, num_refs, out, &rows); });
+    for (int r = 1; r <= mb_height_ && st.ok(); r++) {
+      st = recon_->wait_rows(r);
+      if (st.ok()) rows.set(r);
+    }
+    rows.set(mb_height_);
+    entropy_.wait_idle();
+    if (!st.ok()) return Status::error(std::string("reconstruction failed: ") + st.message());
     out.present = true;
     std::swap(mbs_, coded_mbs_);
     return Status();
@@ -422,7 +435,7 @@ Status Encoder::encode(const FrameIn& in, bool force_idr, EncodedFrame& out) {
 }
 
 void Encoder::code_slices(const std::vector<Macroblock>& mbs, const SliceHeader& sh, int num_refs,
-                          EncodedFrame& out) {
+                          EncodedFrame& out, const Progress* rows_ready) {
   auto clock = std::chrono::steady_clock::now();
   double cpu = 0;
   cpu_ms_since(cpu, cpu_times_);
@@ -439,7 +452,8 @@ void Encoder::code_slices(const std::vector<Macroblock>& mbs, const SliceHeader&
     write_slice_header(slice_bits[size_t(slice)], sps_, pps_, ssh);
     slices[size_t(slice)] = SliceOut{slice_first(slice), slice_first(slice + 1), &slice_bits[size_t(slice)]};
   }
-  write_slices_data(mbs.data(), mb_width_, mb_height_, slices.data(), params_.slices, !sh.idr, num_refs);
+  write_slices_data(mbs.data(), mb_width_, mb_height_, slices.data(), params_.slices, !sh.idr, num_refs, 0,
+                    rows_ready);
   for (BitWriter& sw : slice_bits) {
     sw.rbsp_trailing_bits();
     write_annexb_nal(out.annexb, sh.nal_ref_idc, sh.idr ? NalUnitType::kSliceIdr : NalUnitType::kSliceNonIdr,

@@ -16,6 +16,7 @@
 #include "common/h264enc/params.h"
 #include "common/h264enc/picture.h"
 #include "common/util/job_thread.h"
+#include "common/util/progress.h"
 #include "common/util/status.h"
 
 namespace gvc::h264 {
@@ -109,8 +110,9 @@ class Encoder {
   void load_source(const FrameIn& in);
   Status motion_search(int num_refs, const PlaneView& src_luma);
   // Stage 3: the CAVLC slices of the frame whose macroblocks are `mbs`, appended to
-  // out.annexb, with out.stats and out.times.entropy.
-  void code_slices(const std::vector<Macroblock>& mbs, const SliceHeader& sh, int num_refs, EncodedFrame& out);
+  // out.annexb, with out.stats and out.times.entropy; rows_ready as write_slices_data's.
+  void code_slices(const std::vector<Macroblock>& mbs, const SliceHeader& sh, int num_refs, EncodedFrame& out,
+                   const Progress* rows_ready = nullptr);
   DecideFlags decide_flags() const;
 
   EncoderParams params_;

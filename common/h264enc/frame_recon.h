@@ -45,6 +45,10 @@ struct ReconJob {
   bool p_slice = false;
   bool deblock = true;
   DeblockParams deblock_params;
+  // run() may return before job.mbs are complete, which wait_rows() then completes row by row
+  // (an implementation that finishes rows in order, the GPU's intra wavefront, hands them
+  // over as they come, so entropy coding can start on the first rows).
+  bool mbs_by_rows = false;
 };
 
 struct DecideJob {
@@ -125,10 +129,18 @@ class FrameReconstructor {
     double upload = 0, inter = 0, intra = 0, deblock = 0, planes = 0, download = 0;
   };
   virtual RunTimes last_run_times() const { return {}; }
-  // Codes and reconstructs job's macroblocks: job.mbs are complete on return; job.rec and
+  // Codes and reconstructs job's macroblocks: job.mbs are complete on return (with
+  // job.mbs_by_rows: after wait_rows()); job.rec and
   // job.rec_luma may be written later, until finish() (the GPU's loop filter runs meanwhile),
   // and must stay where they are until then.
   virtual Status run(const ReconJob& job) = 0;
+  // For a run() with job.mbs_by_rows: returns once rows [0, rows) of its job.mbs are complete.
+  // Called on the thread that called run() (a device's context current); all rows are
+  // complete, at the latest, by the next decide(), run() or finish().
+  virtual Status wait_rows(int rows) {
+    (void)rows;
+    return Status();
+  }
   // Completes the last run() (nothing to do for the CPU's).
   virtual Status finish() { return Status(); }
   // Completes the last run() as far as the analysis needs it: the backend's own motion search

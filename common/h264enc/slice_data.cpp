@@ -59,7 +59,8 @@ void write_piece(Piece& pc, const Macroblock* mbs, int mb_width, int mb_height, 
 }  // namespace
 
 void write_slices_data(const Macroblock* mbs, int mb_width, int mb_height, const SliceOut* slices,
-                       int num_slices, bool p_slice, int num_ref_idx_active, int threads) {
+                       int num_slices, bool p_slice, int num_ref_idx_active, int threads,
+                       const Progress* rows_ready) {
   // Pieces end at row ends and slice ends.
   std::vector<Piece> pieces;
   for (int s = 0; s < num_slices; s++) {
@@ -78,6 +79,7 @@ void write_slices_data(const Macroblock* mbs, int mb_width, int mb_height, const
   // pieces lie side by side, and a writer's fields change with every bit (false sharing made
   // 16 cores no faster than 2).
   auto write = [&](size_t i) {
+    if (rows_ready) rows_ready->wait_for((pieces[i].end - 1) / mb_width + 1);  // its row (pieces start in order)
     BitWriter bw;
     write_piece(pieces[i], mbs, mb_width, mb_height, p_slice, num_ref_idx_active, 0, bw);
     pieces[i].bw = std::move(bw);

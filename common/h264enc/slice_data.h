@@ -5,6 +5,7 @@
 
 #include "common/bitstream/bitwriter.h"
 #include "common/h264enc/macroblock.h"
+#include "common/util/progress.h"
 
 namespace gvc::h264 {
 
@@ -22,7 +23,11 @@ struct SliceOut {
 // pcm_alignment_zero_bits depend on where it lands is written again there.
 // The bits are those of writing the macroblocks one after the other. `mbs` holds the
 // picture's macroblocks with their slice_id set; `threads` 0 means one per core.
+// `rows_ready`, if set, counts the rows of `mbs` complete so far (they come in order, e.g.
+// from the GPU's intra wavefront): each piece waits for its row, so the first rows are
+// written while the last are still being reconstructed.
 void write_slices_data(const Macroblock* mbs, int mb_width, int mb_height, const SliceOut* slices,
-                       int num_slices, bool p_slice, int num_ref_idx_active, int threads = 0);
+                       int num_slices, bool p_slice, int num_ref_idx_active, int threads = 0,
+                       const Progress* rows_ready = nullptr);
 
 }  // namespace gvc::h264

@@ -344,8 +344,18 @@ TEST(H264ReconCore, RandomDecisionsMatchTheCpu) {
     job.rec = &rec_gpu;
     job.mbs = mbs_gpu.data();
     job.rec_luma = &luma_gpu;
+    job.mbs_by_rows = round % 2 == 1;  // (the Encoder's frames above always are)
     gvc::Status st = gpu->run(job);
     ASSERT_TRUE(st.ok()) << st.message();
+    for (int r = 1; job.mbs_by_rows && r <= mbh; r++) {  // rows [0, r) complete after wait_rows(r)
+      st = gpu->wait_rows(r);
+      ASSERT_TRUE(st.ok()) << st.message();
+      for (int i = (r - 1) * mbw; i < r * mbw; i++) {
+        ASSERT_EQ(mbs[size_t(i)].cbp, mbs_gpu[size_t(i)].cbp) << "round " << round << " row " << r - 1;
+        ASSERT_EQ(0, std::memcmp(mbs[size_t(i)].luma, mbs_gpu[size_t(i)].luma, sizeof(mbs[0].luma)))
+            << "round " << round << ": row " << r - 1 << " not complete after wait_rows(" << r << ")";
+      }
+    }
     st = gpu->finish();  // the loop filter and the reconstruction's downloads
     ASSERT_TRUE(st.ok()) << st.message();
     {

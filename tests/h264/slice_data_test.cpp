@@ -1,12 +1,16 @@
-// slice_data_test.cpp: slice_data() written in row pieces on several threads equals the macroblocks written one after the other
+// slice_data_test.cpp: slice_data() written in row pieces on several threads (and as rows arrive) equals the macroblocks written one after the other
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <chrono>
 #include <random>
+#include <thread>
 #include <vector>
 
 #include "common/h264enc/cavlc.h"
 #include "common/h264enc/encoder.h"
 #include "common/h264enc/slice_data.h"
+#include "common/util/progress.h"
 
 namespace gvc::h264 {
 namespace {
@@ -80,6 +84,49 @@ TEST(SliceData, PiecesOnThreadsEqualOneWriter) {
         EXPECT_GT(skip, 0) << slices << " slices: no P_Skip macroblock";
       }
     }
+  }
+}
+
+// Rows handed over one at a time (rows_ready), as the GPU's intra wavefront finishes them: each
+// piece waits for its row, so the bits are those of the complete picture; without the wait
+// the pieces would read rows not there yet.
+TEST(SliceData, PiecesWaitForTheirRows) {
+  const int w = 176, h = 144, mb_w = w / 16, mb_h = h / 16;
+  std::mt19937 rng(7);
+  std::vector<uint8_t> frame(size_t(w) * h * 3 / 2);
+  for (size_t i = 0; i < frame.size(); i++) frame[i] = uint8_t((i % 97) + rng() % 64);
+  EncoderParams p;
+  p.width = w;
+  p.height = h;
+  p.rc.qp = 20;
+  p.slices = 3;
+  Encoder enc;
+  ASSERT_TRUE(enc.init(p).ok());
+  FrameIn in{{frame.data(), frame.data() + w * h, frame.data() + w * h * 5 / 4}, {w, w / 2, w / 2}};
+  EncodedFrame out;
+  ASSERT_TRUE(enc.encode(in, false, out).ok());
+  const std::vector<Macroblock>& mbs = enc.macroblocks();
+  for (const int threads : {0, 4}) {
+    std::vector<Macroblock> arriving(mbs.size());  // rows copied in as they "arrive"
+    std::vector<BitWriter> joined(3), whole(3);
+    std::vector<SliceOut> outs(3), outs_whole(3);
+    for (int s = 0; s < 3; s++) {
+      const int first = mb_w * mb_h * s / 3, end = mb_w * mb_h * (s + 1) / 3;
+      outs[size_t(s)] = SliceOut{first, end, &joined[size_t(s)]};
+      outs_whole[size_t(s)] = SliceOut{first, end, &whole[size_t(s)]};
+    }
+    write_slices_data(mbs.data(), mb_w, mb_h, outs_whole.data(), 3, false, 1, threads);
+    Progress rows;
+    std::thread feeder([&] {
+      for (int y = 0; y < mb_h; y++) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(2));
+        std::copy(mbs.begin() + y * mb_w, mbs.begin() + (y + 1) * mb_w, arriving.begin() + y * mb_w);
+        rows.set(y + 1);
+      }
+    });
+    write_slices_data(arriving.data(), mb_w, mb_h, outs.data(), 3, false, 1, threads, &rows);
+    feeder.join();
+    for (int s = 0; s < 3; s++) EXPECT_EQ(joined[size_t(s)].bytes(), whole[size_t(s)].bytes()) << threads << " threads, slice " << s;
   }
 }
 
