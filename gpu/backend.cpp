@@ -235,6 +235,7 @@ class CudaH264Reconstructor final : public h264::FrameReconstructor {
     GVC_TRY(state_->enter());
     return core_.wait_rows(rows);
   }
+  bool rows_later() const override { return core_.rows_later(); }
 
  private:
   std::shared_ptr<CudaState> state_;

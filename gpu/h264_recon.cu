@@ -272,11 +272,13 @@ __global__ void __launch_bounds__(kIntraThreads) recon_intra_rows(KernelFrame k,
   if (threadIdx.x == 0) store_release(&progress[y], unsigned(w));
 }
 
-// Returns once row `row` of the intra wavefront is done, so that the copy queued behind it on
-// another stream (H264ReconCore::download_rows) reads its macroblocks while later rows are
-// still being reconstructed.
-__global__ void wait_row_done(const unsigned* progress, int row, unsigned mb_width) {
-  while (load_acquire(&progress[row]) < mb_width) __nanosleep(256);
+// Returns once rows [first, end) of the intra wavefront are done, so that the copy queued
+// behind it on another stream (H264ReconCore::download_rows) reads their macroblocks while
+// later rows are still being reconstructed. Each row is waited for: a row whose last intra
+// macroblocks come early is done before the row above it.
+__global__ void wait_rows_done(const unsigned* progress, int first, int end, unsigned mb_width) {
+  for (int row = first; row < end; row++)
+    while (load_acquire(&progress[row]) < mb_width) __nanosleep(256);
 }
 
 // Copies each macroblock's decisions (kDecisionBytes, packed) into the device's macroblocks,
@@ -768,13 +770,16 @@ Status H264ReconCore::run(const h264::ReconJob& job, cudaStream_t s) {
   f.qpc = job.qpc;
   f.p_slice = job.p_slice;
 
-  bool any_intra = false;
-  for (int i = 0; i < mb_count && !any_intra; i++) any_intra = h264::is_intra(job.mbs[i].type);
+  int intra_count = 0;
+  for (int i = 0; i < mb_count; i++) intra_count += h264::is_intra(job.mbs[i].type);
+  const bool any_intra = intra_count > 0;
   GVC_TRY(progress_.reserve(2 * size_t(job.mb_height) * sizeof(unsigned)));
   unsigned* intra_progress = progress_.get<unsigned>();
   unsigned* deblock_progress = intra_progress + job.mb_height;
   GVC_CUDA_TRY(cudaMemsetAsync(intra_progress, 0, 2 * size_t(job.mb_height) * sizeof(unsigned), s));
-  const bool by_rows = job.mbs_by_rows && any_intra;
+  // By rows where the wavefront is long: a P frame's few intra macroblocks take it through
+  // the picture quickly, and then one copy on several threads is quicker than the bands'.
+  const bool by_rows = job.mbs_by_rows && 4 * intra_count >= mb_count;
   if (by_rows) GVC_TRY(rows_start_.record(s));  // before the kernels: download_rows' waits start here
   if (job.num_refs > 0) {
     recon_inter<<<(mb_count + kReconThreads - 1) / kReconThreads, kReconThreads, kReconSharedBytes, s>>>(k);
@@ -853,7 +858,7 @@ Status H264ReconCore::download_rows(const h264::ReconJob& job, const unsigned* i
   const size_t row_bytes = size_t(job.mb_width) * sizeof(Macroblock);
   for (int b = 0; b < bands; b++) {
     const int y0 = b * kBandRows, y1 = std::min(job.mb_height, y0 + kBandRows);
-    wait_row_done<<<1, 1, 0, rows_.get()>>>(intra_progress, y1 - 1, unsigned(job.mb_width));
+    wait_rows_done<<<1, 1, 0, rows_.get()>>>(intra_progress, y0, y1, unsigned(job.mb_width));
     GVC_CUDA_TRY(cudaGetLastError());
     GVC_CUDA_TRY(cudaMemcpyAsync(levels_staging_.get<uint8_t>() + size_t(y0) * row_bytes,
                                  mbs_.get<uint8_t>() + size_t(y0) * row_bytes, size_t(y1 - y0) * row_bytes,

@@ -36,12 +36,15 @@ class H264ReconCore {
   // are kept on the device by id; one not held yet is uploaded from the job. With
   // job.rec_luma the reconstruction's half-pel planes are built here and kept as the
   // reference of id job.rec_id.
-  // With job.mbs_by_rows, when the intra wavefront runs, the macroblocks go down in bands of
-  // rows behind it (on rows_), and run() returns at once: wait_rows() completes them.
+  // With job.mbs_by_rows, when at least a quarter of the macroblocks are intra (the intra
+  // wavefront is long), the macroblocks go down in bands of rows behind it (on rows_), and
+  // run() returns at once: wait_rows() completes them.
   Status run(const h264::ReconJob& job, cudaStream_t s);
   // Returns once rows [0, rows) of the last run()'s job.mbs are complete (FrameReconstructor::
   // wait_rows); every row with rows >= the job's height.
   Status wait_rows(int rows);
+  // Whether rows of the last run() are still to come (wait_rows()).
+  bool rows_later() const { return bands_copied_ < bands_; }
   // The rest of the last run(): its loop filter, reference planes and the downloads of
   // job.rec and job.rec_luma go on after run() returns (with job.mbs complete); waits for them
   // and fills those destinations, which must stay where they were. No-op when nothing is

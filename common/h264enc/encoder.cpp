@@ -406,18 +406,22 @@ Status Encoder::encode(const FrameIn& in, bool force_idr, EncodedFrame& out) {
   // Stage 3, entropy coding, here or (pipelined) on the entropy thread while the next frame
   // goes through stages 1 and 2; this frame's decisions become the last frame's.
   if (!pipelined_) {
-    // The entropy thread codes each macroblock row as this one hands it over (an IDR's intra
-    // wavefront finishes its first row halfway through); the writers must not wait for rows
-    // that a failure keeps from coming.
-    Progress rows;
-    entropy_.push([&] { code_slices(mbs_, sh, num_refs, out, &rows); });
-    for (int r = 1; r <= mb_height_ && st.ok(); r++) {
-      st = recon_->wait_rows(r);
-      if (st.ok()) rows.set(r);
+    if (!recon_->rows_later()) {
+      code_slices(mbs_, sh, num_refs, out);
+    } else {
+      // The entropy thread codes each macroblock row as this one hands it over (an IDR's
+      // intra wavefront finishes its first row halfway through); the writers must not wait
+      // for rows that a failure keeps from coming.
+      Progress rows;
+      entropy_.push([&] { code_slices(mbs_, sh, num_refs, out, &rows); });
+      for (int r = 1; r <= mb_height_ && st.ok(); r++) {
+        st = recon_->wait_rows(r);
+        if (st.ok()) rows.set(r);
+      }
+      rows.set(mb_height_);
+      entropy_.wait_idle();
+      if (!st.ok()) return Status::error(std::string("reconstruction failed: ") + st.message());
     }
-    rows.set(mb_height_);
-    entropy_.wait_idle();
-    if (!st.ok()) return Status::error(std::string("reconstruction failed: ") + st.message());
     out.present = true;
     std::swap(mbs_, coded_mbs_);
     return Status();

@@ -46,7 +46,7 @@ struct ReconJob {
   bool deblock = true;
   DeblockParams deblock_params;
   // run() may return before job.mbs are complete, which wait_rows() then completes row by row
-  // (an implementation that finishes rows in order, the GPU's intra wavefront, hands them
+  // (an implementation that finishes rows over time, the GPU's intra wavefront, hands them
   // over as they come, so entropy coding can start on the first rows).
   bool mbs_by_rows = false;
 };
@@ -141,6 +141,8 @@ class FrameReconstructor {
     (void)rows;
     return Status();
   }
+  // Whether the last run() returned before its job.mbs were complete (job.mbs_by_rows taken up).
+  virtual bool rows_later() const { return false; }
   // Completes the last run() (nothing to do for the CPU's).
   virtual Status finish() { return Status(); }
   // Completes the last run() as far as the analysis needs it: the backend's own motion search

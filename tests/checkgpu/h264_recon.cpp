@@ -273,7 +273,12 @@ TEST(H264ReconCore, RandomDecisionsMatchTheCpu) {
   std::mt19937_64 rng = rng_for("H264ReconCore");
   const Plane& e = elephants();
   for (int round = 0; round < 6; round++) {
-    const int mbw = 3 + int(rng() % 10), mbh = 2 + int(rng() % 8), refs = round == 0 ? 0 : 1 + int(rng() % 4);
+    // odd rounds: the macroblocks by rows (ReconJob::mbs_by_rows), rows of intra macroblocks
+    // between rows whose only intra macroblock is the first, which the wavefront finishes
+    // before the row above
+    const bool by_rows = round % 2 == 1;
+    const int mbw = by_rows ? 12 : 3 + int(rng() % 10), mbh = by_rows ? 9 : 2 + int(rng() % 8);
+    const int refs = round == 0 ? 0 : 1 + int(rng() % 4);
     auto fill = [&](Picture& p, int ox, int oy) {
       p.alloc(mbw, mbh);
       for (int c = 0; c < 3; c++)
@@ -297,7 +302,8 @@ TEST(H264ReconCore, RandomDecisionsMatchTheCpu) {
     for (int i = 0; i < mbw * mbh; i++) {
       gvc::h264::Macroblock& m = mbs[size_t(i)];
       m.slice_id = uint16_t(int64_t(i) * slices / (mbw * mbh));
-      const int kind = int(rng() % (refs ? 4 : 2));
+      int kind = int(rng() % (refs ? 4 : 2));
+      if (by_rows) kind = (i / mbw) % 2 == 0 ? kind % 2 : i % mbw == 0 ? 0 : 2 + kind % 2;
       // any intra mode: where a neighbour is missing, both sides predict from the same
       // stand-in samples (128), so the modes' arithmetic is compared everywhere
       if (kind == 0) {
@@ -344,7 +350,7 @@ TEST(H264ReconCore, RandomDecisionsMatchTheCpu) {
     job.rec = &rec_gpu;
     job.mbs = mbs_gpu.data();
     job.rec_luma = &luma_gpu;
-    job.mbs_by_rows = round % 2 == 1;  // (the Encoder's frames above always are)
+    job.mbs_by_rows = by_rows;  // (the Encoder's frames above always are)
     gvc::Status st = gpu->run(job);
     ASSERT_TRUE(st.ok()) << st.message();
     for (int r = 1; job.mbs_by_rows && r <= mbh; r++) {  // rows [0, r) complete after wait_rows(r)
