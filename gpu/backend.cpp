@@ -6,8 +6,6 @@
 #include <string>
 #include <vector>
 
-#include "common/util/job_thread.h"
-#include "common/util/progress.h"
 #include "gpu/device.h"
 #include "gpu/h264_recon.h"
 #include "gpu/intra_prune.h"
@@ -191,26 +189,10 @@ class CudaH264Reconstructor final : public h264::FrameReconstructor {
     GVC_TRY(state_->enter());
     h264::DecideJob j = job;
     const auto t0 = std::chrono::steady_clock::now();
-    GVC_TRY(core_.prepare_decision(job, state_->stream.get(), &j.intra_prep, &j.satd, me_host_, true));
+    GVC_TRY(core_.prepare_decision(job, state_->stream.get(), &j.intra_prep, &j.satd, me_host_));
     if (job.me) j.me = me_host_;  // the wavefront reads host copies
     prepare_ms_ = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-    if (!core_.prep_rows_later()) return cpu_->decide(j);
-    // The wavefront on a thread of its own, each row once the GPU's preparation of it is down
-    // (this thread, where the context is current, waits for the bands); the rows must all come, even
-    // after a failure.
-    Progress rows;
-    j.prep_rows = &rows;
-    Status decided;
-    wavefront_.push([&] { decided = cpu_->decide(j); });
-    Status st;
-    for (int r = 1; r <= job.mb_height && st.ok(); r++) {
-      st = core_.wait_prep_rows(r);
-      if (st.ok()) rows.set(r);
-    }
-    rows.set(job.mb_height);
-    wavefront_.wait_idle();
-    GVC_TRY(st);
-    return decided;
+    return cpu_->decide(j);
   }
   double last_prepare_ms() const override { return prepare_ms_; }
   RunTimes last_run_times() const override { return core_.last_run_times(); }
@@ -261,7 +243,6 @@ class CudaH264Reconstructor final : public h264::FrameReconstructor {
   std::unique_ptr<h264::FrameReconstructor> cpu_ = h264::make_cpu_reconstructor();
   MbPartitionField me_host_[4];  // the decision's host view of the motion search's results
   double prepare_ms_ = 0;
-  JobThread wavefront_;  // decide()'s wavefront while the preparation comes down by rows
 };
 
 class CudaBackend final : public Backend {

@@ -21,20 +21,11 @@ namespace cuda {
 // for the next); `cand` is per macroblock, or null. Every pointer is device memory.
 Status launch_intra_prep(const h264::MbAnalysis& a, const uint16_t* slice_of_mb, h264::Macroblock* stand_in,
                          const IntraMbCandidates* cand, h264::MbIntraPrep* out, cudaStream_t s);
-// The same in parts, for a frame of one pass (a P slice, or no Intra_4x4): the stand-ins of
-// every macroblock, then prepare_intra of macroblocks [first, end) per call, in order.
-Status launch_intra_stand_ins(const h264::MbAnalysis& a, const uint16_t* slice_of_mb, h264::Macroblock* stand_in,
-                              cudaStream_t s);
-Status launch_intra_prep_range(const h264::MbAnalysis& a, const uint16_t* slice_of_mb, h264::Macroblock* stand_in,
-                               const IntraMbCandidates* cand, h264::MbIntraPrep* out, int first, int end,
-                               cudaStream_t s);
 
-// The SATD caches of macroblocks [first, end) (end -1: every one) and each of a.num_refs
-// references into out[mb_addr * num_refs + r], asynchronously on stream s. `a` holds the
-// frame's analysis with device source planes, references (a.refs) and ME results (a.me); its
-// map gives the size.
-Status launch_satd_cache(const h264::MbAnalysis& a, h264::MbSatdRef* out, cudaStream_t s, int first = 0,
-                         int end = -1);
+// The SATD caches of every macroblock and each of a.num_refs references into
+// out[mb_addr * num_refs + r], asynchronously on stream s. `a` holds the frame's analysis with
+// device source planes, references (a.refs) and ME results (a.me); its map gives the size.
+Status launch_satd_cache(const h264::MbAnalysis& a, h264::MbSatdRef* out, cudaStream_t s);
 
 }  // namespace cuda
 }  // namespace gvc

@@ -600,11 +600,10 @@ MbPartitions* H264ReconCore::motion_results(int r, int mb_count) {
 }
 
 Status H264ReconCore::prepare_decision(const h264::DecideJob& job, cudaStream_t s, const h264::MbIntraPrep** intra,
-                                       const h264::MbSatdRef** satd, MbPartitionField me_host[4], bool by_rows) {
+                                       const h264::MbSatdRef** satd, MbPartitionField me_host[4]) {
   *intra = nullptr;
   *satd = nullptr;
   GVC_TRY(wait_rows(rows_height_));  // the last run()'s rows read mbs_, which this writes
-  GVC_TRY(wait_prep_rows(prep_height_));  // the last preparation's downloads write what follows
   const int mb_count = job.mb_width * job.mb_height;
   if (job.num_refs < 0 || job.num_refs > 4) return Status::error("at most 4 reference pictures");
   // Motion-search results left on the device go down for the wavefront on a stream of their
@@ -654,16 +653,9 @@ Status H264ReconCore::prepare_decision(const h264::DecideJob& job, cudaStream_t 
   const size_t prep_bytes = size_t(mb_count) * sizeof(h264::MbIntraPrep);
   GVC_TRY(intra_prep_.reserve(prep_bytes));
   GVC_TRY(intra_prep_host_.reserve(prep_bytes));
-  // By rows: a frame of one intra pass is prepared in bands of rows, below, each going down
-  // once done, so that the wavefront starts on the first while the GPU works on the next.
-  const bool bands = by_rows && h264::intra_prep_passes(a) == 1;
-  if (bands) {
-    GVC_TRY(launch_intra_stand_ins(a, slice_of_mb_.get<uint16_t>(), mbs_.get<Macroblock>(), s));
-  } else {
-    GVC_TRY(launch_intra_prep(a, slice_of_mb_.get<uint16_t>(), mbs_.get<Macroblock>(), cand,
-                              intra_prep_.get<h264::MbIntraPrep>(), s));
-    GVC_CUDA_TRY(cudaMemcpyAsync(intra_prep_host_.get(), intra_prep_.get(), prep_bytes, cudaMemcpyDeviceToHost, s));
-  }
+  GVC_TRY(launch_intra_prep(a, slice_of_mb_.get<uint16_t>(), mbs_.get<Macroblock>(), cand,
+                            intra_prep_.get<h264::MbIntraPrep>(), s));
+  GVC_CUDA_TRY(cudaMemcpyAsync(intra_prep_host_.get(), intra_prep_.get(), prep_bytes, cudaMemcpyDeviceToHost, s));
 
   // The SATD caches, from the references the device holds (all of them, normally: each
   // reconstruction is kept) and the ME core's results.
@@ -690,39 +682,14 @@ Status H264ReconCore::prepare_decision(const h264::DecideJob& job, cudaStream_t 
   if (refs_held) {
     GVC_TRY(satd_.reserve(satd_bytes));
     GVC_TRY(satd_host_.reserve(satd_bytes));
-    if (!bands) {
-      GVC_TRY(launch_satd_cache(a, satd_.get<h264::MbSatdRef>(), s));
-      GVC_CUDA_TRY(cudaMemcpyAsync(satd_host_.get(), satd_.get(), satd_bytes, cudaMemcpyDeviceToHost, s));
-    }
-  }
-  const int nbands = bands ? (job.mb_height + kPrepBandRows - 1) / kPrepBandRows : 0;
-  if (prep_ready_.size() < size_t(nbands)) prep_ready_.resize(size_t(nbands));
-  for (int b = 0; b < nbands; b++) {
-    const int first = b * kPrepBandRows * job.mb_width;
-    const int end = std::min(job.mb_height, (b + 1) * kPrepBandRows) * job.mb_width;
-    GVC_TRY(launch_intra_prep_range(a, slice_of_mb_.get<uint16_t>(), mbs_.get<Macroblock>(), cand,
-                                    intra_prep_.get<h264::MbIntraPrep>(), first, end, s));
-    const size_t pb = sizeof(h264::MbIntraPrep);
-    GVC_CUDA_TRY(cudaMemcpyAsync(intra_prep_host_.get<uint8_t>() + size_t(first) * pb,
-                                 intra_prep_.get<uint8_t>() + size_t(first) * pb, size_t(end - first) * pb,
-                                 cudaMemcpyDeviceToHost, s));
-    if (refs_held) {
-      GVC_TRY(launch_satd_cache(a, satd_.get<h264::MbSatdRef>(), s, first, end));
-      const size_t sb = size_t(job.num_refs) * sizeof(h264::MbSatdRef);
-      GVC_CUDA_TRY(cudaMemcpyAsync(satd_host_.get<uint8_t>() + size_t(first) * sb,
-                                   satd_.get<uint8_t>() + size_t(first) * sb, size_t(end - first) * sb,
-                                   cudaMemcpyDeviceToHost, s));
-    }
-    GVC_TRY(prep_ready_[size_t(b)].record(s));
+    GVC_TRY(launch_satd_cache(a, satd_.get<h264::MbSatdRef>(), s));
+    GVC_CUDA_TRY(cudaMemcpyAsync(satd_host_.get(), satd_.get(), satd_bytes, cudaMemcpyDeviceToHost, s));
   }
   GVC_TRY(synced_.record(s));
   // the wavefront reads the last reconstruction on the host: its copies out of staging while
   // the kernels above run
   GVC_TRY(finish());
-  if (!bands) GVC_TRY(synced_.synchronize("decision preparation"));
-  prep_bands_ = nbands;
-  prep_bands_done_ = 0;
-  prep_height_ = job.mb_height;
+  GVC_TRY(synced_.synchronize("decision preparation"));
   if (me_down) GVC_TRY(me_on_host_.synchronize("motion search results"));
   *intra = intra_prep_host_.get<h264::MbIntraPrep>();
   if (refs_held) *satd = satd_host_.get<h264::MbSatdRef>();
@@ -903,15 +870,6 @@ Status H264ReconCore::download_rows(const h264::ReconJob& job, const unsigned* i
   rows_width_ = job.mb_width;
   rows_height_ = job.mb_height;
   rows_dst_ = job.mbs;
-  return {};
-}
-
-Status H264ReconCore::wait_prep_rows(int rows) {
-  while (prep_bands_done_ < prep_bands_ && prep_bands_done_ * kPrepBandRows < rows) {
-    GVC_TRY(prep_ready_[size_t(prep_bands_done_)].synchronize("decision preparation"));
-    prep_bands_done_++;
-  }
-  if (prep_bands_done_ == prep_bands_) prep_bands_ = prep_bands_done_ = 0;
   return {};
 }
 

@@ -77,14 +77,8 @@ class H264ReconCore {
   // here unless job.src_on_device. me_host[0, job.num_refs) receive host views of job.me:
   // fields in device memory (motion_results()) are read there and downloaded meanwhile, host
   // ones are uploaded for the SATD caches and passed on as they are.
-  // With by_rows, a frame of one intra pass (a P slice) is prepared in bands of rows, and this
-  // returns before they are all down: wait_prep_rows() waits for them.
   Status prepare_decision(const h264::DecideJob& job, cudaStream_t s, const h264::MbIntraPrep** intra,
-                          const h264::MbSatdRef** satd, MbPartitionField me_host[4], bool by_rows = false);
-  // Returns once rows [0, rows) of the last prepare_decision() are on the host.
-  Status wait_prep_rows(int rows);
-  // Whether rows of the last prepare_decision() are still to come (wait_prep_rows()).
-  bool prep_rows_later() const { return prep_bands_done_ < prep_bands_; }
+                          const h264::MbSatdRef** satd, MbPartitionField me_host[4]);
   // A device buffer for the motion search's results against reference r (mb_count
   // macroblocks), which prepare_decision then reads where it is; null if it cannot be had.
   MbPartitions* motion_results(int r, int mb_count);
@@ -137,11 +131,6 @@ class H264ReconCore {
   std::vector<Event> band_ready_;
   int bands_ = 0, bands_copied_ = 0, rows_width_ = 0, rows_height_ = 0;
   h264::Macroblock* rows_dst_ = nullptr;
-  // prepare_decision() by rows: band b holds rows [b * kPrepBandRows, (b + 1) * kPrepBandRows)
-  // of intra_prep_host_ and satd_host_ once prep_ready_[b] has passed.
-  static constexpr int kPrepBandRows = 16;
-  std::vector<Event> prep_ready_;
-  int prep_bands_ = 0, prep_bands_done_ = 0, prep_height_ = 0;
   PinnedBuffer decisions_host_;  // the job's decisions, packed (kDecisionBytes each)
   DeviceBuffer decisions_;
 };

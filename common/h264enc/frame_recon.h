@@ -17,7 +17,6 @@
 #include "common/h264enc/mc.h"
 #include "common/h264enc/picture.h"
 #include "common/h264enc/satd_cache.h"
-#include "common/util/progress.h"
 #include "common/util/status.h"
 
 namespace gvc::h264 {
@@ -73,9 +72,6 @@ struct DecideJob {
   const MbSatdRef* satd = nullptr;
   Macroblock* mbs = nullptr;                        // out: the decisions
   int mb_width = 0, mb_height = 0;
-  // If set, the rows of intra_prep and satd there so far (they arrive in order, from the
-  // GPU): each row of the wavefront waits for its own.
-  const Progress* prep_rows = nullptr;
 };
 
 // job.analysis with the frame's planes, references and ME results set (host pointers); map,

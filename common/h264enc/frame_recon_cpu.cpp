@@ -34,7 +34,6 @@ class CpuReconstructor final : public FrameReconstructor {
     parallel_for(std::min(parallel_threads(), h), [&](int) {
       MbAnalysis t = a;
       for (int my; (my = next_row.fetch_add(1)) < h;) {
-        if (job.prep_rows) job.prep_rows->wait_for(my + 1);
         for (int mx = 0; mx < w; mx++) {
           const int addr = my * w + mx;
           if (my > 0) row_done[size_t(my - 1)].v.wait_for(std::min(mx + 2, w));

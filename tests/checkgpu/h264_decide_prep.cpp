@@ -195,18 +195,8 @@ TEST(H264DecidePrep, SatdCachesEqualTheCpu) {
     const MbIntraPrep* intra = nullptr;
     const gvc::h264::MbSatdRef* got = nullptr;
     gvc::MbPartitionField me_host[4];
-    // rounds from 2 on: prepared by rows, each row there once wait_prep_rows() has passed it
-    const bool by_rows = round >= 2;
-    CHECK_OK(core.prepare_decision(job, stream.get(), &intra, &got, me_host, by_rows));
+    CHECK_OK(core.prepare_decision(job, stream.get(), &intra, &got, me_host));
     ASSERT_NE(got, nullptr) << "round " << round << ": the device holds the references";
-    EXPECT_EQ(core.prep_rows_later(), by_rows) << "round " << round;
-    for (int y = 0; by_rows && y < mbh; y++) {
-      CHECK_OK(core.wait_prep_rows(y + 1));
-      const size_t row = size_t(mbw) * size_t(num_refs);
-      ASSERT_EQ(0, std::memcmp(&want[size_t(y) * row], &got[size_t(y) * row], row * sizeof(want[0])))
-          << "round " << round << ": row " << y << " not there after wait_prep_rows(" << y + 1 << ")";
-    }
-    EXPECT_FALSE(core.prep_rows_later());
     for (int r = 0; r < num_refs; r++) {
       ASSERT_EQ(me_host[r].loc, gvc::MemoryLocation::Host);
       ASSERT_EQ(0, std::memcmp(me_host[r].data, me[size_t(r)].data(), size_t(n) * sizeof(gvc::MbPartitions)))

@@ -1,11 +1,8 @@
 // decide_prep_test.cpp: decisions made with what can be computed before the wavefront (intra_prep.h's intra search, satd_cache.h's SATDs) equal decisions made without
 #include <gtest/gtest.h>
 
-#include <algorithm>
-#include <chrono>
 #include <cstdio>
 #include <cstring>
-#include <thread>
 #include <memory>
 #include <string>
 #include <vector>
@@ -27,7 +24,6 @@ struct Counts {
   int searched_again = 0;   // macroblocks whose decided neighbours differ from the search's guess
   int i_mbs = 0, i_prep_used = 0;  // in I slices: macroblocks, and those the prepared search served
   int prep_differing = 0;   // served ones whose search against the decided neighbours differs
-  int differing_late = 0;   // decisions with the preparation arriving by rows that differ
   std::string first_diff;
 };
 
@@ -68,32 +64,6 @@ class CheckingReconstructor final : public FrameReconstructor {
     j.satd = job.num_refs ? satd.data() : nullptr;
     Status st = cpu_->decide(j);
     if (!st.ok()) return st;
-    // The same preparation arriving a row at a time (DecideJob::prep_rows, as the GPU's bands
-    // come down): the same decisions.
-    {
-      std::vector<MbIntraPrep> prep_late(n);
-      std::vector<MbSatdRef> satd_late(satd.size());
-      std::vector<Macroblock> late(n);
-      DecideJob jl = j;
-      jl.mbs = late.data();
-      jl.intra_prep = prep_late.data();
-      jl.satd = job.num_refs ? satd_late.data() : nullptr;
-      Progress rows;
-      jl.prep_rows = &rows;
-      std::thread feeder([&] {
-        const size_t w = size_t(job.mb_width), r = size_t(job.num_refs);
-        for (int y = 0; y < job.mb_height; y++) {
-          std::this_thread::sleep_for(std::chrono::microseconds(300));
-          std::copy(prep.begin() + long(y * w), prep.begin() + long((y + 1) * w), prep_late.begin() + long(y * w));
-          std::copy(satd.begin() + long(y * w * r), satd.begin() + long((y + 1) * w * r), satd_late.begin() + long(y * w * r));
-          rows.set(y + 1);
-        }
-      });
-      st = cpu_->decide(jl);
-      feeder.join();
-      if (!st.ok()) return st;
-      for (size_t i = 0; i < n; i++) counts_.differing_late += !same_decision(with[i], late[i]);
-    }
     // With wrong SATDs in the cache the decisions change: the cache is read.
     std::vector<Macroblock> zeroed(n);
     if (job.num_refs) {
@@ -202,7 +172,6 @@ TEST(DecidePrep, DecisionsWithThePreparedSearchesEqualTheSearch) {
     EXPECT_EQ(counts.differing, 0) << "qp " << c.qp << ": " << counts.differing << " of " << counts.mbs
                                    << " macroblocks decided differently, first " << counts.first_diff;
     EXPECT_GT(counts.differing_with_zeroed_cache, 0) << "qp " << c.qp << ": the SATD cache is not read";
-    EXPECT_EQ(counts.differing_late, 0) << "qp " << c.qp << ": the preparation arriving by rows changed decisions";
     EXPECT_EQ(counts.prep_differing, 0) << "qp " << c.qp << ": " << counts.first_diff;
     total.prep_used += counts.prep_used;
     total.prep_used_i4 += counts.prep_used_i4;
