@@ -81,6 +81,15 @@ GVC_HD SatdSlots satd_slots(const MbAnalysis& a) {
   return satd_slots(&sel);
 }
 
+// The cell of entry e (0 .. kEntries - 1): the grids, then at_me16, then small.
+GVC_HD uint16_t* satd_cell(MbSatdRef& c, int e) {
+  if (e < MbSatdRef::kBig * MbSatdRef::kGrid) return &c.grid[e / MbSatdRef::kGrid][e % MbSatdRef::kGrid];
+  e -= MbSatdRef::kBig * MbSatdRef::kGrid;
+  if (e < MbSatdRef::kBig) return &c.at_me16[e];
+  e -= MbSatdRef::kBig;
+  return &c.small[e / 2][e % 2];
+}
+
 // Entry e (0 .. kEntries - 1) of a macroblock's cache for reference r: its partition and
 // vector, and the cell; false when the slot is unused.
 GVC_HD bool satd_entry(const MbAnalysis& a, const SatdSlots& s, int r, int e, int* part, int16_t mv[2],
@@ -133,10 +142,7 @@ GVC_HD void fill_satd_entry(const MbAnalysis& a, const SatdSlots& s, int r, int 
   int16_t mv[2];
   uint16_t* cell = nullptr;
   if (!satd_entry(a, s, r, e, &part, mv, &cell, c)) {
-    // the cell of an unused slot, for a defined value
-    if (e < MbSatdRef::kBig * MbSatdRef::kGrid) c.grid[e / MbSatdRef::kGrid][e % MbSatdRef::kGrid] = kSatdMiss;
-    else if ((e -= MbSatdRef::kBig * MbSatdRef::kGrid) < MbSatdRef::kBig) c.at_me16[e] = kSatdMiss;
-    else e -= MbSatdRef::kBig, c.small[e / 2][e % 2] = kSatdMiss;
+    *satd_cell(c, e) = kSatdMiss;  // the cell of an unused slot, for a defined value
     return;
   }
   int x, y, w, h;
