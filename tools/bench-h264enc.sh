@@ -5,8 +5,9 @@
 # The same panning 1080p frames (bench-h264enc --write-raw) go through: bench-h264enc with the
 # CUDA backend (per-stage medians), cudah264enc in a CUDA-memory pipeline (cudaupload), and
 # x264enc ultrafast / veryfast / medium with threads=0, constrained-baseline, from the same
-# file. fps = frames / wall time of the encoding pipeline (file read and parse included), and
-# the steady rate without the start-up (see run()).
+# file; then cudah264enc and x264enc veryfast with a queue before them. fps = frames / wall
+# time of the encoding pipeline (file read and parse included), and the steady rate without
+# the start-up (see run()).
 # bench-h264enc-live (GPU hosts) pushes frames from CUDA memory at 30 fps, as cameras would:
 # per-frame latency with tune=zerolatency, and whether 16 instances keep up in real time.
 set -uo pipefail
@@ -50,6 +51,11 @@ run "cudah264enc (CUDA memory)" cudaupload ! cudah264enc backend=cuda
 for p in ultrafast veryfast medium; do
   run "x264enc $p" x264enc speed-preset=$p threads=0 ! "video/x-h264,profile=constrained-baseline"
 done
+# With a queue before the encoder, the file's reading (and the upload) run on a thread of their
+# own, as in most applications' pipelines: both encoders gain from it (x264enc's own threads
+# start at its input).
+run "cudah264enc, queue before" cudaupload ! queue ! cudah264enc backend=cuda
+run "x264enc veryfast, queue before" queue ! x264enc speed-preset=veryfast threads=0 ! "video/x-h264,profile=constrained-baseline"
 
 . "$(dirname "$0")/gpu-mem.sh"
 tees() {  # tees N: a tee into N cudah264enc branches
