@@ -697,8 +697,9 @@ Status H264ReconCore::prepare_decision(const h264::DecideJob& job, cudaStream_t 
 }
 
 H264ReconCore::~H264ReconCore() {
-  // Downloads still under way write into staging_, which is freed next.
+  // Downloads still under way write into staging_ and levels_staging_, which are freed next.
   if (!pending_.empty()) cudaEventSynchronize(marks_[7]);
+  drop_rows();
   for (cudaEvent_t& e : marks_)
     if (e) cudaEventDestroy(e);
 }
@@ -796,6 +797,15 @@ Status H264ReconCore::run(const h264::ReconJob& job, cudaStream_t s) {
   // are there (by rows: at once), and the loop filter, the reference planes and their
   // downloads go on meanwhile.
   GVC_TRY(levels_staging_.reserve(mb_bytes));
+  // A failure from here on drops the bands queued (the wavefront is launched: they end), so
+  // that nothing is copied later into job.mbs, which the caller may have let go.
+  struct DropRows {
+    H264ReconCore* core;
+    bool armed;
+    ~DropRows() {
+      if (armed) core->drop_rows();
+    }
+  } drop{this, by_rows};
   if (by_rows)
     GVC_TRY(download_rows(job, intra_progress));
   else
@@ -844,13 +854,22 @@ Status H264ReconCore::run(const h264::ReconJob& job, cudaStream_t s) {
   GVC_CUDA_TRY(cudaEventRecord(marks_[7], aux_.get()));
   pending_ = std::move(copies);  // only once every copy is under way
   pending_on_device_ = job.rec_luma != nullptr;  // the reference is kept there (keep_reconstruction)
+  drop.armed = false;
   if (by_rows) return {};
   GVC_TRY(wait_event(marks_[4], "reconstruction levels"));
   copy_host_parallel(job.mbs, levels_staging_.get(), mb_bytes);
   return {};
 }
 
+// Called after the wavefront's launch: under serialised launches (CUDA_LAUNCH_BLOCKING, a
+// sanitizer) the waits below then find its rows done instead of waiting for a launch behind
+// them. The bands count as they are queued, so a failure part-way leaves those to wait_rows()
+// or drop_rows().
 Status H264ReconCore::download_rows(const h264::ReconJob& job, const unsigned* intra_progress) {
+  bands_ = bands_copied_ = 0;
+  rows_width_ = job.mb_width;
+  rows_height_ = job.mb_height;
+  rows_dst_ = job.mbs;
   GVC_TRY(rows_.create());
   GVC_TRY(rows_start_.wait_on(rows_.get()));
   const int bands = (job.mb_height + kBandRows - 1) / kBandRows;
@@ -864,13 +883,14 @@ Status H264ReconCore::download_rows(const h264::ReconJob& job, const unsigned* i
                                  mbs_.get<uint8_t>() + size_t(y0) * row_bytes, size_t(y1 - y0) * row_bytes,
                                  cudaMemcpyDeviceToHost, rows_.get()));
     GVC_TRY(band_ready_[size_t(b)].record(rows_.get()));
+    bands_ = b + 1;
   }
-  bands_ = bands;
-  bands_copied_ = 0;
-  rows_width_ = job.mb_width;
-  rows_height_ = job.mb_height;
-  rows_dst_ = job.mbs;
   return {};
+}
+
+void H264ReconCore::drop_rows() {
+  if (bands_copied_ < bands_) (void)rows_.synchronize("dropped reconstruction levels");
+  bands_ = bands_copied_ = 0;
 }
 
 Status H264ReconCore::wait_rows(int rows) {

@@ -102,6 +102,8 @@ class H264ReconCore {
   RefEntry* held_entry(uint64_t id);
   // Queues the bands' downloads of run() with job.mbs_by_rows (see run()).
   Status download_rows(const h264::ReconJob& job, const unsigned* intra_progress);
+  // Waits for the bands still queued and forgets them, copying nothing (after a failure).
+  void drop_rows();
 
   std::vector<RefEntry> refs_ = std::vector<RefEntry>(5);
   uint64_t uses_ = 0;

@@ -1,10 +1,12 @@
-// sync.cuh (gpu): flags between the blocks of one launch: a load with acquire and a store with release at device scope
+// sync.cuh (gpu): progress flags between the blocks of a launch: a load with acquire and a store with release at device scope
 //
 // A producer writes its data, calls __threadfence(), then (one lane, after the warp has
 // synchronised) store_release()s a flag; a consumer that load_acquire()s the flag then sees the
 // data with plain loads (the acquire also keeps them from a stale L1 line). A launch that waits
 // on such flags needs its waited-for blocks resident or finished: they must have lower block
-// indices than the waiters, which the hardware schedules first.
+// indices than the waiters, which the hardware schedules first. A kernel of another stream may
+// wait on them too (h264_recon.cu's wait_rows_done, launched after the producer), and work
+// queued behind it there then reads the data (the copy engine reads through the same L2).
 #pragma once
 
 namespace gvc {

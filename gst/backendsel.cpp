@@ -103,6 +103,30 @@ class FaultyReconstructor final : public gvc::h264::FrameReconstructor {
     gvc::Status st = budget_->take ("the H.264 reconstruction");
     return st.ok () ? inner_->run (job) : st;
   }
+  /* the rest goes through as it is: the inner reconstructor's contract (rows handed over
+   * later, host copies completed by finish()) must hold through the wrapper */
+  gvc::Status upload_source (const gvc::h264::Picture & src,
+      gvc::PlaneView out[3]) override {
+    return inner_->upload_source (src, out);
+  }
+  gvc::Status load_device_source (const gvc::h264::FrameIn & in, int width,
+      int height, gvc::h264::Picture & src, gvc::PlaneView out[3]) override {
+    return inner_->load_device_source (in, width, height, src, out);
+  }
+  gvc::PlaneView reference_luma (const gvc::h264::RefPicture & ref) override {
+    return inner_->reference_luma (ref);
+  }
+  gvc::MbPartitions *motion_results (int r, int mb_count) override {
+    return inner_->motion_results (r, mb_count);
+  }
+  double last_prepare_ms () const override { return inner_->last_prepare_ms (); }
+  RunTimes last_run_times () const override { return inner_->last_run_times (); }
+  gvc::Status wait_rows (int rows) override { return inner_->wait_rows (rows); }
+  bool rows_later () const override { return inner_->rows_later (); }
+  gvc::Status finish () override { return inner_->finish (); }
+  gvc::Status finish_for_analysis () override {
+    return inner_->finish_for_analysis ();
+  }
 
  private:
   std::unique_ptr<gvc::h264::FrameReconstructor> inner_;

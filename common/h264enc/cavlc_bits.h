@@ -184,8 +184,8 @@ GVC_HD int intra_mb_bits(const MbMap& map, int mx, int my, bool p_slice) {
 // - a smaller one (whose level_code is below 14, so never escaped), at most |level| +
 //   suffixLength bits, or 2 |level| for the one level coded with suffixLength 0; suffixLength
 //   goes from 1 to 2 after a level above 3, and further only after a level above 6 (9.2.2.1);
-// - each run_before at most 3 bits, or run_before - 3 when zerosLeft is above 6 (Table 9-10),
-//   so all of them at most 3 (TotalCoeff - 1) + total_zeros.
+// - each run_before code at most max(3, run_before - 3) bits (Table 9-10: beyond 6 only when
+//   zerosLeft is above 6), so all of them at most 3 (TotalCoeff - 1) + total_zeros.
 GVC_HD int residual_block_bits_bound(const int16_t* levels, int max_num_coeff) {
   const bool chroma_dc = max_num_coeff == 4;
   int total_coeff = 0, last = -1, above3 = 0, wide = 0, small_sum = 0, small_max = 0;
