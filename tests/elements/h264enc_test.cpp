@@ -901,12 +901,10 @@ std::vector<GstBuffer*> to_cuda_memory(GstCudaContext* ctx, const std::vector<Gs
 // the caps' default strides once read such buffers sheared: every P frame coded like noise),
 // on the CUDA backend (read where it is) and the CPU one (mapped on the host): every stream
 // equals the one from the same frames in system memory.
-TEST(H264EncGpu, CudaMemoryReadAtItsOwnPitchWithOrWithoutVideoMeta) {
-#if GVC_TEST_CUDA
-  if (!cuda_device_present()) GTEST_SKIP() << "no CUDA device or driver on this machine";
-  const int w = 176, h = 144, n = 6;
-  // Textured frames moving 2 right and 1 down per frame (made here: GPU hosts lack the clip).
-  Bytes raw(size_t(w) * h * 3 / 2 * n);
+// n NV12 frames of a texture moving 2 right and 1 down per frame (made here: GPU hosts lack
+// the clip).
+std::vector<GstBuffer*> moving_texture(int w, int h, int n) {
+  Bytes raw(size_t(w) * h * 3 / 2 * size_t(n));
   for (int i = 0, k = 0; i < n; i++) {
     auto tex = [&](int x, int y) { return uint8_t((x * x / 7 + y * 13 + ((x * 31) ^ (y * 17)) % 23) & 0xff); };
     for (int y = 0; y < h; y++)
@@ -916,6 +914,50 @@ TEST(H264EncGpu, CudaMemoryReadAtItsOwnPitchWithOrWithoutVideoMeta) {
   }
   std::vector<GstBuffer*> frames;
   frames_from_raw(raw, true, w, h, n, frames);
+  return frames;
+}
+
+// tune=zerolatency on the GPU (an IDR's macroblocks handed to the entropy coding by rows as
+// the intra wavefront gives them) with the test hook of gst/backendsel.h failing the backend
+// after a few frames: the access units before the failure are the CPU backend's, byte for
+// byte, then the element's error.
+TEST(H264EncGpu, ZerolatencyFramesBeforeAFailureAreTheCpus) {
+#if GVC_TEST_CUDA
+  if (!cuda_device_present()) GTEST_SKIP() << "no CUDA device or driver on this machine";
+  const int w = 176, h = 144, n = 9;
+  std::vector<GstBuffer*> frames = moving_texture(w, h, n);
+  const std::string caps = raw_caps("NV12", w, h);
+  Encoded want;
+  encode("backend=cpu tune=zerolatency key-int-max=3 qp=12 rate-control=cqp", caps, frames, want);
+  ASSERT_TRUE(want.error.empty()) << want.error;
+  ASSERT_EQ(want.aus.size(), size_t(n));
+  for (const char* fail_after : {"", "12", "25"}) {
+    if (*fail_after) g_setenv("GVC_TEST_BACKEND_FAIL_AFTER", fail_after, TRUE);
+    Encoded got;
+    encode("backend=cuda tune=zerolatency key-int-max=3 qp=12 rate-control=cqp", caps, frames, got);
+    g_unsetenv("GVC_TEST_BACKEND_FAIL_AFTER");
+    if (*fail_after) {
+      EXPECT_NE(got.error.find("injected backend failure"), std::string::npos) << fail_after << ": " << got.error;
+      EXPECT_GT(got.aus.size(), size_t(0)) << fail_after;
+      EXPECT_LT(got.aus.size(), size_t(n)) << fail_after;
+    } else {
+      EXPECT_TRUE(got.error.empty()) << got.error;
+      EXPECT_EQ(got.aus.size(), size_t(n));
+    }
+    for (size_t i = 0; i < got.aus.size() && i < want.aus.size(); i++)
+      EXPECT_EQ(bytes_of(got.aus[i]), bytes_of(want.aus[i])) << "failing after " << fail_after << ": frame " << i;
+  }
+  for (GstBuffer* f : frames) gst_buffer_unref(f);
+#else
+  GTEST_SKIP() << "built without CUDA";
+#endif
+}
+
+TEST(H264EncGpu, CudaMemoryReadAtItsOwnPitchWithOrWithoutVideoMeta) {
+#if GVC_TEST_CUDA
+  if (!cuda_device_present()) GTEST_SKIP() << "no CUDA device or driver on this machine";
+  const int w = 176, h = 144, n = 6;
+  std::vector<GstBuffer*> frames = moving_texture(w, h, n);
   const std::string sys_caps = raw_caps("NV12", w, h);
   const std::string cuda_caps = "video/x-raw(memory:CUDAMemory)," + sys_caps.substr(std::string("video/x-raw,").size());
   GstCudaContext* ctx = gst_cuda_context_new(0);
