@@ -130,9 +130,8 @@ class FrameReconstructor {
   };
   virtual RunTimes last_run_times() const { return {}; }
   // Codes and reconstructs job's macroblocks: job.mbs are complete on return (with
-  // job.mbs_by_rows: after wait_rows()); job.rec and
-  // job.rec_luma may be written later, until finish() (the GPU's loop filter runs meanwhile),
-  // and must stay where they are until then.
+  // job.mbs_by_rows: after wait_rows()); job.rec and job.rec_luma may be written later, until
+  // finish() (the GPU's loop filter runs meanwhile), and must stay where they are until then.
   virtual Status run(const ReconJob& job) = 0;
   // For a run() with job.mbs_by_rows: returns once rows [0, rows) of its job.mbs are complete.
   // Called on the thread that called run() (a device's context current); all rows are
