@@ -93,11 +93,7 @@ __global__ void __launch_bounds__(kSatdThreads) satd_cache(h264::MbAnalysis a, h
     const int px = 16 * a.mx + 4 * (rect[lo][0] + k % w), py = 16 * a.my + 4 * (rect[lo][1] + k / w);
     uint8_t pred[16];
     a.refs[r].predict(px, py, 4, 4, vec[lo], pred, 4);
-    const uint8_t* src = a.src.at(0, px, py);
-    int16_t d[16];
-    for (int yy = 0; yy < 4; yy++)
-      for (int xx = 0; xx < 4; xx++) d[4 * yy + xx] = int16_t(src[yy * a.src.stride[0] + xx] - pred[4 * yy + xx]);
-    atomicAdd(&sum[lo], unsigned(h264::satd4x4(d)));
+    atomicAdd(&sum[lo], unsigned(h264::satd_block(a.src.at(0, px, py), a.src.stride[0], pred, 4, 4, 4)));
   }
   __syncthreads();
   for (int e = threadIdx.x; e < kEntries; e += kSatdThreads)
