@@ -578,6 +578,8 @@ Status HevcDeviceFrame::copy_to(const SemiPlanarView& dst) const {
                                  : "HEVC output frame: never written");
   const cudaStream_t s = stream_;
   Status st;
+  const std::shared_ptr<HevcFrameBuffers> home = home_.lock();
+  DeviceBuffer scratch;  // into host memory: the conversion's, on the device
   if (buf_.get()) {  // a copy of its own
     st = copy_semi_planar(view_, dst, width, height, bit_depth, s);
   } else if (device_writable(dst.y) && device_writable(dst.uv)) {
@@ -585,18 +587,14 @@ Status HevcDeviceFrame::copy_to(const SemiPlanarView& dst) const {
     if (st.ok()) st = hevc_write_semi_planar(planes_, x0_, y0_, width, height, bit_depth, dst, s);
     if (st.ok()) st = check(cudaStreamSynchronize(s), "HEVC output conversion");
   } else {  // into host memory: converted into a scratch buffer on the device, then copied down
-    const std::shared_ptr<HevcFrameBuffers> home = home_.lock();
-    DeviceBuffer scratch = home ? home->take() : DeviceBuffer();
+    if (home) scratch = home->take();
     SemiPlanarView v;
     st = write_into(scratch, v);
     if (st.ok()) st = copy_semi_planar(v, dst, width, height, bit_depth, s);
-    if (!st.ok()) cudaStreamSynchronize(s);  // nothing queued may outlive the scratch
-    if (home && scratch.get()) home->give_back(std::move(scratch));
   }
-  if (!st.ok()) {
-    cudaStreamSynchronize(s);  // nor the picture it read
-    return st;
-  }
+  if (!st.ok()) cudaStreamSynchronize(s);  // nothing queued may outlive the scratch or the picture it read
+  if (home && scratch.get()) home->give_back(std::move(scratch));
+  if (!st.ok()) return st;
   copied_ = true;  // (taken back without a copy of its own when its slot is needed: evict)
   return st;
 }
