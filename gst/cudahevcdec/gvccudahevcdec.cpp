@@ -1037,6 +1037,14 @@ gvc_cuda_hevc_dec_drain (GstVideoDecoder * decoder)
         1e-3 * s->time.take / s->time.pictures,
         1e-3 * s->time.output / s->time.pictures);
   s->time = {};
+#if GVC_CUDAMV_CUDA
+  /* what the GPU held: the DPB's slots, and the frames' copies of their own and scratch */
+  if (s->cuda_recon)
+    GST_INFO_OBJECT (self, "GPU memory: %zu picture slots (%.1f MiB), %zu frame "
+        "buffers", s->cuda_recon->picture_slots (),
+        s->cuda_recon->picture_bytes () / 1048576.0,
+        s->cuda_recon->frame_buffers ());
+#endif
   gvc_cuda_hevc_dec_reset_engine (self);  /* (the old engine's calls all made) */
 #if GVC_CUDAMV_CUDA
   if (s->cuda_recon)
