@@ -318,6 +318,7 @@ Status HevcCudaReconstructor::reconstruct(const hevc::PicParams& pp, const hevc:
   Slot& cur = *cur_slot;
   GVC_TRY(place(pic, cur));
   if (!r.pcm.empty()) {
+    pic.ensure_samples();  // (a kept picture may have none on the host)
     hevc::write_pcm_blocks(r, pic);
     GVC_TRY(upload(pic, cur));
   }
@@ -421,6 +422,7 @@ Status HevcCudaReconstructor::reconstruct(const hevc::PicParams& pp, const hevc:
   GVC_TRY(cur.done->record(s));
   lap(t, times.sao);
   if (!keep_pictures_) {  // else the decoder parses on while the GPU works
+    pic.ensure_samples();  // (started while the pictures were kept)
     GVC_TRY(download(cur, pic));
     lap(t, times.download);
   }

@@ -366,6 +366,11 @@ struct Decoder::Impl {
       return;
     }
     drain_stage();
+    // the host planes, of the references too, where a picture started while the
+    // reconstructor kept its pictures (it failed, or stopped keeping them, since); the
+    // stage is idle, and the lanes parse without reading samples
+    cur->ensure_samples();
+    for (const Picture* ref : recon.refs) const_cast<Picture*>(ref)->ensure_samples();
     std::string err;
     if (reconstructor_ok() && !reconstructor->run(pp, fs, recon, *cur, err)) {
       reconstructor_error = "picture reconstruction failed: " + err;
@@ -463,7 +468,9 @@ struct Decoder::Impl {
 
     cur = dpb.new_picture();
     const bool on_lane = frame_threaded();
-    cur->allocate(pp.width, pp.height, pp.bit_depth_y, pp.bit_depth_c, !on_lane);
+    // a picture the reconstructor keeps gets its host planes only where it needs them
+    const bool kept = reconstructor_ok() && reconstructor->keeps_pictures();
+    cur->allocate(pp.width, pp.height, pp.bit_depth_y, pp.bit_depth_c, !on_lane, !kept);
     cur->poc = poc;
     cur->crop_x = sps->crop_rect_x;
     cur->crop_y = sps->crop_rect_y;

@@ -67,8 +67,12 @@ struct Picture {
   uint64_t irap_generation = 0;  // Decoder's count of IRAP pictures started before it
 
   // `clear_motion` false leaves the motion field's contents for the caller to reset
-  // (reset_motion(), on the thread that parses the picture).
-  void allocate(int width, int height, int bd_y, int bd_c, bool clear_motion = true) {
+  // (reset_motion(), on the thread that parses the picture). `host_samples` false gives the
+  // planes their sizes but no host memory (data null) unless they have it already, for a
+  // picture that a reconstructor keeps on its device (Reconstructor::keeps_pictures): zeroing
+  // 25 MB for each 2160p picture in flight, never read, was a tenth of a short stream's parse.
+  // ensure_samples() makes them where they are needed after all.
+  void allocate(int width, int height, int bd_y, int bd_c, bool clear_motion = true, bool host_samples = true) {
     const int cw = (width + 1) / 2, ch = (height + 1) / 2;
     const int w[3] = {width, cw, cw}, h[3] = {height, ch, ch};
     // A reused picture keeps its old samples when they have the new picture's bit depths
@@ -79,8 +83,15 @@ struct Picture {
     // band table was indexed with 277: the fuzzer's sao-band-stale-samples-out-of-range).
     const bool keep = bd_y == bit_depth_y && bd_c == bit_depth_c;
     for (int c = 0; c < 3; ++c) {
-      if (!keep || buf[c].size() != size_t(w[c]) * h[c]) buf[c].assign(size_t(w[c]) * h[c], 0);
-      plane[c] = {buf[c].data(), w[c], w[c], h[c]};
+      const size_t n = size_t(w[c]) * h[c];
+      if (keep && buf[c].size() == n) {
+      } else if (host_samples) {
+        buf[c].assign(n, 0);
+      } else {
+        buf[c].clear();
+        buf[c].shrink_to_fit();
+      }
+      plane[c] = {buf[c].empty() ? nullptr : buf[c].data(), w[c], w[c], h[c]};
     }
     bit_depth_y = bd_y;
     bit_depth_c = bd_c;
@@ -89,6 +100,15 @@ struct Picture {
     if (clear_motion) reset_motion();
     ctb_slice.clear();
     slice_refs.clear();
+  }
+  // The host sample planes of a picture allocated without them (zeroed), where it needs them
+  // after all: its PCM samples, its download, the CPU taking over from a failed device.
+  void ensure_samples() {
+    for (int c = 0; c < 3; ++c) {
+      const size_t n = size_t(plane[c].width) * plane[c].height;
+      if (buf[c].size() != n) buf[c].assign(n, 0);
+      plane[c].data = buf[c].data();
+    }
   }
   void reset_motion() { std::fill(mvf.begin(), mvf.end(), MvField{}); }
   const MvField& mv_at(int x_luma, int y_luma) const {

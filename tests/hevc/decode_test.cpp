@@ -780,9 +780,13 @@ struct KeepingReconstructor : gvc::hevc::Reconstructor {
       why = "simulated device failure";
       return false;
     }
+    // kept pictures come without host planes (Picture::allocate's host_samples): this
+    // "device" works in them, as a GPU reconstructor's PCM upload does
+    pic.ensure_samples();
     for (const gvc::hevc::Picture* ref : r.refs) {  // the device's copies into the host planes
       auto it = store.find(ref);
       auto* host = const_cast<gvc::hevc::Picture*>(ref);
+      host->ensure_samples();
       if (it != store.end() && it->second.first == ref->decode_index)
         for (int c = 0; c < 3; ++c) host->buf[c] = it->second.second.buf[c];
       else if (!ref->samples_on_host)
