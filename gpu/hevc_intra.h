@@ -78,6 +78,9 @@ class HevcIntraCore {
                 const HevcPlane planes[3], int bit_depth_luma, int bit_depth_chroma, bool strong_intra_smoothing,
                 cudaStream_t s);
 
+  // Device memory the core holds (its blocks, dependency lists and progress flags).
+  size_t device_bytes() const { return blocks_dev_.size() + deps_dev_.size() + flags_dev_.size(); }
+
  private:
   static Status order_by_wavefront(const std::vector<HevcIntraBlock>& blocks, int log2_ctb_size, Packed& p);
 

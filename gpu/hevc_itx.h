@@ -59,6 +59,9 @@ class HevcResidualCore {
     uint8_t pad;
   };
 
+  // Device memory the core holds (its TU lists and the scaling table).
+  size_t device_bytes() const { return tus_.size() + table_dev_.size(); }
+
  private:
   Status enqueue(const std::vector<HevcTu>& tus, const int16_t* levels, size_t level_count,
                  const HevcScalingMatrices& scaling, const HevcPlane planes[3], int bit_depth_luma,

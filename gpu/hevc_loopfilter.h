@@ -57,6 +57,8 @@ class HevcDeblockCore {
   static size_t array_bytes(const HevcDeblockFrame& f);
   static void copy_arrays(const HevcDeblockFrame& f, uint8_t* out);
   Status launch(const HevcDeblockFrame& f, const uint8_t* arrays, const HevcPlane planes[3], cudaStream_t s);
+  // Device memory the core holds (its arrays).
+  size_t device_bytes() const { return arrays_dev_.size(); }
 
  private:
   StagingRing staging_;      // bs_v, bs_h, no_filter, qp_y, beta, tc offsets, one after another
@@ -85,6 +87,10 @@ class HevcSaoCore {
     uint16_t cross_ok;      // bit (dy + 1) * 3 + (dx + 1): HevcSaoFrame::cross_ok of the CTB
     uint16_t pad;
   };
+
+  // Device memory the core holds: its arrays, and (copy_bytes) the copy of the deblocked samples.
+  size_t device_bytes() const { return arrays_dev_.size() + copy_.size(); }
+  size_t copy_bytes() const { return copy_.size(); }
 
  private:
   StagingRing staging_;      // Params of every CTB, then the no_filter rows SAO reads

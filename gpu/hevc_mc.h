@@ -76,6 +76,9 @@ class HevcMcCore {
   Status launch(const Packed& p, const HevcPlane (*refs)[3], int n_refs, const PackedPb* pbs,
                 const uint32_t* first_tile, const uint32_t* block_pb, const HevcPlane dst[3], cudaStream_t s);
 
+  // Device memory the core holds (its packed arrays and the reference planes' table).
+  size_t device_bytes() const { return dev_.size() + refs_dev_.size(); }
+
  private:
   Packed packed_;              // run()'s
   StagingRing staging_;        // run()'s packed arrays

@@ -66,6 +66,20 @@ std::string HevcCudaReconstructor::host_times_summary() const {
   return buf;
 }
 
+std::string HevcCudaReconstructor::memory_summary() const {
+  const double m = 1.0 / (1 << 20);
+  char buf[400];
+  std::snprintf(buf, sizeof buf,
+                "gpu memory MiB: pictures %.1f (%zu slots), frame buffers %zu, levels %.1f residuals %.1f prepared %.1f "
+                "mc %.1f itx %.1f intra %.1f deblock %.1f sao %.1f (its copy %.1f)",
+                m * double(picture_bytes()), slots_.size(), frame_buffers(), m * double(levels_.size()),
+                m * double(residuals_.size()), m * double(prepared_dev_.size()), m * double(mc_.device_bytes()),
+                m * double(inter_residual_.device_bytes() + intra_residual_.device_bytes()),
+                m * double(intra_.device_bytes()), m * double(deblock_.device_bytes()), m * double(sao_.device_bytes()),
+                m * double(sao_.copy_bytes()));
+  return buf;
+}
+
 void HevcCudaReconstructor::set_gpu_timing(bool on) {
   gpu_timer_.reset(on ? new StageTimer(kGpuStages) : nullptr);
 }

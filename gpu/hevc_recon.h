@@ -178,6 +178,10 @@ class HevcCudaReconstructor : public hevc::Reconstructor {
   const HostTimes& host_times() const { return host_times_; }
   // One line, ms per picture: "host ms/picture over N: refs 0.01 levels 0.12 ... total 1.10".
   std::string host_times_summary() const;
+  // One line, MiB: the device memory held by the pictures and by each core, "gpu memory MiB:
+  // pictures 118.7 (5 slots), frame buffers 2, levels .. residuals .. prepared .. mc .. itx ..
+  // intra .. deblock .. sao .. (its copy ..)". On the reconstruction's thread or once it is idle.
+  std::string memory_summary() const;
   // Times the GPU's work of each picture by stage (timing events on the stream: a diagnostic
   // for bench-hevc, off by default). Call before the first picture.
   void set_gpu_timing(bool on);

@@ -281,6 +281,7 @@ int main(int argc, char** argv) {
     std::printf("gpu_memory_mib=%.1f pictures_mib=%.1f pictures=%zu frame_buffers=%zu\n",
                 double(free_before - free_after) / (1 << 20), double(recon->picture_bytes()) / (1 << 20),
                 recon->picture_slots(), recon->frame_buffers());
+    std::printf("%s\n", recon->memory_summary().c_str());
     std::printf("%s\n", recon->host_times_summary().c_str());  // every run's run() calls
     if (gpu_times) std::printf("%s\n", recon->gpu_times_summary().c_str());
   }

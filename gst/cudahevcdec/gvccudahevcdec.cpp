@@ -1046,12 +1046,10 @@ gvc_cuda_hevc_dec_drain (GstVideoDecoder * decoder)
         1e-3 * s->time.output / s->time.pictures);
   s->time = {};
 #if GVC_CUDAMV_CUDA
-  /* what the GPU held: the DPB's slots, and the frames' copies of their own and scratch */
+  /* what the GPU held: the DPB's slots, the frames' copies of their own and scratch, and
+   * the cores' buffers (the reconstruction's calls are all made by now) */
   if (s->cuda_recon)
-    GST_INFO_OBJECT (self, "GPU memory: %zu picture slots (%.1f MiB), %zu frame "
-        "buffers", s->cuda_recon->picture_slots (),
-        s->cuda_recon->picture_bytes () / 1048576.0,
-        s->cuda_recon->frame_buffers ());
+    GST_INFO_OBJECT (self, "%s", s->cuda_recon->memory_summary ().c_str ());
 #endif
   gvc_cuda_hevc_dec_reset_engine (self);  /* (the old engine's calls all made) */
 #if GVC_CUDAMV_CUDA
