@@ -45,6 +45,8 @@ class HevcResidualCore {
   // resSamples, saturated to 16 bits, which changes no sum clipped to a bit depth of at most 15)
   // is stored at `residuals` + coeff_offset, nTbS*nTbS raster like the levels
   // (device memory, level_count values). The planes only bound the TUs, as in run().
+  // `residuals` may be `levels` itself: a TU's levels are all read before its residual is
+  // written, and TUs do not share levels (the HEVC reconstructor saves a buffer so).
   Status run_to_residuals(const std::vector<HevcTu>& tus, const int16_t* levels, size_t level_count,
                           const HevcScalingMatrices& scaling, const HevcPlane planes[3],
                           int bit_depth_luma, int bit_depth_chroma, int16_t* residuals, cudaStream_t s);

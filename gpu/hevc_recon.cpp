@@ -70,10 +70,10 @@ std::string HevcCudaReconstructor::memory_summary() const {
   const double m = 1.0 / (1 << 20);
   char buf[400];
   std::snprintf(buf, sizeof buf,
-                "gpu memory MiB: pictures %.1f (%zu slots), frame buffers %zu, levels %.1f residuals %.1f prepared %.1f "
+                "gpu memory MiB: pictures %.1f (%zu slots), frame buffers %zu, levels %.1f prepared %.1f "
                 "mc %.1f itx %.1f intra %.1f deblock %.1f sao %.1f (its copy %.1f)",
                 m * double(picture_bytes()), slots_.size(), frame_buffers(), m * double(levels_.size()),
-                m * double(residuals_.size()), m * double(prepared_dev_.size()), m * double(mc_.device_bytes()),
+                m * double(prepared_dev_.size()), m * double(mc_.device_bytes()),
                 m * double(inter_residual_.device_bytes() + intra_residual_.device_bytes()),
                 m * double(intra_.device_bytes()), m * double(deblock_.device_bytes()), m * double(sao_.device_bytes()),
                 m * double(sao_.copy_bytes()));
@@ -344,7 +344,7 @@ Status HevcCudaReconstructor::reconstruct(const hevc::PicParams& pp, const hevc:
   // its own work.
   auto* prep = r.prepared_ready ? dynamic_cast<HevcPrepared*>(r.prepared.get()) : nullptr;
   if (prep && (prep->decode_index != pic.decode_index || !prep->status.ok())) prep = nullptr;
-  const uint8_t* prep_dev = nullptr;
+  uint8_t* prep_dev = nullptr;
   PreparedLayout at;
   if (prep) {
     at = prepared_layout(r, *prep);
@@ -367,7 +367,8 @@ Status HevcCudaReconstructor::reconstruct(const hevc::PicParams& pp, const hevc:
     GVC_CUDA_TRY(cudaMemcpyAsync(levels_.get(), staging, level_bytes, cudaMemcpyHostToDevice, s));
     GVC_TRY(level_staging_.release(s));
   }
-  const int16_t* levels = prep ? reinterpret_cast<const int16_t*>(prep_dev + at.levels) : levels_.get<int16_t>();
+  // (the intra TUs' residuals are written over their levels: a 2160p picture's are 23 MiB)
+  int16_t* levels = prep ? reinterpret_cast<int16_t*>(prep_dev + at.levels) : levels_.get<int16_t>();
   HevcScalingMatrices scaling;
   for (int size_id = 0; size_id < 4; ++size_id)
     for (int j = 0; j < 6; ++j)
@@ -399,18 +400,17 @@ Status HevcCudaReconstructor::reconstruct(const hevc::PicParams& pp, const hevc:
   if (gpu_timer_) GVC_TRY(gpu_timer_->mark(kGpuInterResidual, s));
   if (!r.intra.empty()) {
     if (!r.intra_tus.empty()) {
-      if (residuals_.size() < level_bytes) GVC_TRY(residuals_.reserve(with_headroom(level_bytes)));
       GVC_TRY(intra_residual_.run_to_residuals(r.intra_tus, levels, r.levels.size(), scaling,
                                                cur.plane, pp.bit_depth_y, pp.bit_depth_c,
-                                               residuals_.get<int16_t>(), s));
+                                               levels, s));
     }
     lap(t, times.intra_residual);
     if (prep)
       GVC_TRY(intra_.launch(prep->intra, reinterpret_cast<const HevcIntraCore::PackedBlock*>(prep_dev + at.intra_blocks),
-                            reinterpret_cast<const uint32_t*>(prep_dev + at.intra_deps), residuals_.get<int16_t>(),
+                            reinterpret_cast<const uint32_t*>(prep_dev + at.intra_deps), levels,
                             cur.plane, pp.bit_depth_y, pp.bit_depth_c, pp.sps->strong_intra_smoothing_enabled_flag, s));
     else
-      GVC_TRY(intra_.run(r.intra, r.intra_tus, residuals_.get<int16_t>(), cur.plane, pp.bit_depth_y,
+      GVC_TRY(intra_.run(r.intra, r.intra_tus, levels, cur.plane, pp.bit_depth_y,
                          pp.bit_depth_c, pp.sps->strong_intra_smoothing_enabled_flag, pp.log2_ctb_size, s));
     lap(t, times.intra);
   }

@@ -209,7 +209,8 @@ struct GpuIntra {
 };
 
 // Uploads p, runs residuals then intra on the GPU, downloads into p. Returns the status.
-gvc::Status run_gpu(GpuIntra& g, IntraPicture& p, bool copy) {
+// `in_place`: the residuals over the levels, as the reconstructor stores them.
+gvc::Status run_gpu(GpuIntra& g, IntraPicture& p, bool copy, bool in_place = false) {
   if (!g.stream.get()) GVC_TRY(g.stream.create());
   const cudaStream_t s = g.stream.get();
   HevcPlane dev[3];
@@ -225,10 +226,10 @@ gvc::Status run_gpu(GpuIntra& g, IntraPicture& p, bool copy) {
   if (copy && !p.levels.empty())
     GVC_CUDA_TRY(cudaMemcpyAsync(g.levels.get(), p.levels.data(), p.levels.size() * sizeof(int16_t),
                                  cudaMemcpyHostToDevice, s));
+  int16_t* residuals = in_place ? g.levels.get<int16_t>() : g.residuals.get<int16_t>();
   GVC_TRY(g.itx.run_to_residuals(p.tus, g.levels.get<int16_t>(), p.levels.size(), {}, dev, p.bd[0], p.bd[1],
-                                 g.residuals.get<int16_t>(), s));
-  GVC_TRY(g.intra.run(p.blocks, p.tus, g.residuals.get<int16_t>(), dev, p.bd[0], p.bd[1], p.strong, p.log2_ctb,
-                      s));
+                                 residuals, s));
+  GVC_TRY(g.intra.run(p.blocks, p.tus, residuals, dev, p.bd[0], p.bd[1], p.strong, p.log2_ctb, s));
   if (copy)
     for (int c = 0; c < 3; ++c)
       GVC_CUDA_TRY(cudaMemcpyAsync(p.buf[c].data(), g.planes[c].get(), p.buf[c].size() * sizeof(uint16_t),
@@ -270,10 +271,13 @@ TEST_P(HevcIntraCheck, MatchesCpu) {
   GpuIntra g;
   for (int round = 0; round < 3; ++round) {
     IntraPicture cpu = make_intra_picture(GetParam().shape, rng);
-    IntraPicture gpu = cpu;
+    IntraPicture gpu = cpu, in_place = cpu;
     run_cpu(cpu);
     CHECK_OK(run_gpu(g, gpu, true));
     expect_same(cpu, gpu);
+    // the residuals written over the levels (each TU's own, read before it is written)
+    CHECK_OK(run_gpu(g, in_place, true, true));
+    expect_same(cpu, in_place);
     if (HasFailure()) break;
   }
 }
