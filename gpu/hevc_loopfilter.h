@@ -74,7 +74,7 @@ class HevcSaoCore {
   // Enqueues on `s` SAO of `planes` (4:2:0, in device memory), in place: `planes` hold the
   // deblocked picture on entry and the final one once `s` is synchronised. The arrays of `f`
   // are host memory, uploaded here; the plane sizes bound the CTBs as on the CPU. Components
-  // without an enabled CTB of SaoTypeIdx 1 or 2 are neither copied nor touched. log2 CTB size
+  // without an enabled CTB of SaoTypeIdx 1 or 2 are not touched. log2 CTB size
   // 4..6; SaoTypeIdx 0..2 and, where edge offset is used, SaoEoClass 0..3; bit depths 8..16.
   // Same queuing, stream and staging rules as HevcDeblockCore::run.
   Status run(const HevcSaoFrame& f, const HevcPlane planes[3], cudaStream_t s);
@@ -88,14 +88,15 @@ class HevcSaoCore {
     uint16_t pad;
   };
 
-  // Device memory the core holds: its arrays, and (copy_bytes) the copy of the deblocked samples.
-  size_t device_bytes() const { return arrays_dev_.size() + copy_.size(); }
-  size_t copy_bytes() const { return copy_.size(); }
+  // Device memory the core holds: its arrays, and (edge_bytes) the deblocked samples of its
+  // tiles' edges.
+  size_t device_bytes() const { return arrays_dev_.size() + edges_.size(); }
+  size_t edge_bytes() const { return edges_.size(); }
 
  private:
   StagingRing staging_;      // Params of every CTB, then the no_filter rows SAO reads
   DeviceBuffer arrays_dev_;  // the same on the device
-  DeviceBuffer copy_;  // the deblocked samples of the active components, `width` per row
+  DeviceBuffer edges_;  // the deblocked first and last rows and columns of the kernel's tiles
 };
 
 }  // namespace cuda

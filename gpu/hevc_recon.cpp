@@ -71,12 +71,12 @@ std::string HevcCudaReconstructor::memory_summary() const {
   char buf[400];
   std::snprintf(buf, sizeof buf,
                 "gpu memory MiB: pictures %.1f (%zu slots), frame buffers %zu, levels %.1f prepared %.1f "
-                "mc %.1f itx %.1f intra %.1f deblock %.1f sao %.1f (its copy %.1f)",
+                "mc %.1f itx %.1f intra %.1f deblock %.1f sao %.1f (its tiles' edges %.1f)",
                 m * double(picture_bytes()), slots_.size(), frame_buffers(), m * double(levels_.size()),
                 m * double(prepared_dev_.size()), m * double(mc_.device_bytes()),
                 m * double(inter_residual_.device_bytes() + intra_residual_.device_bytes()),
                 m * double(intra_.device_bytes()), m * double(deblock_.device_bytes()), m * double(sao_.device_bytes()),
-                m * double(sao_.copy_bytes()));
+                m * double(sao_.edge_bytes()));
   return buf;
 }
 

@@ -180,7 +180,7 @@ class HevcCudaReconstructor : public hevc::Reconstructor {
   std::string host_times_summary() const;
   // One line, MiB: the device memory held by the pictures and by each core, "gpu memory MiB:
   // pictures 118.7 (5 slots), frame buffers 2, levels .. prepared .. mc .. itx ..
-  // intra .. deblock .. sao .. (its copy ..)". On the reconstruction's thread or once it is idle.
+  // intra .. deblock .. sao .. (its tiles' edges ..)". On the reconstruction's thread or once it is idle.
   std::string memory_summary() const;
   // Times the GPU's work of each picture by stage (timing events on the stream: a diagnostic
   // for bench-hevc, off by default). Call before the first picture.
