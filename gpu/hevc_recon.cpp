@@ -70,10 +70,10 @@ std::string HevcCudaReconstructor::memory_summary() const {
   const double m = 1.0 / (1 << 20);
   char buf[400];
   std::snprintf(buf, sizeof buf,
-                "gpu memory MiB: pictures %.1f (%zu slots), frame buffers %zu, levels %.1f prepared %.1f "
+                "gpu memory MiB: pictures %.1f (%zu slots), frame buffers %zu, records and levels %.1f "
                 "mc %.1f itx %.1f intra %.1f deblock %.1f sao %.1f (its tiles' edges %.1f)",
-                m * double(picture_bytes()), slots_.size(), frame_buffers(), m * double(levels_.size()),
-                m * double(prepared_dev_.size()), m * double(mc_.device_bytes()),
+                m * double(picture_bytes()), slots_.size(), frame_buffers(), m * double(records_.size()),
+                m * double(mc_.device_bytes()),
                 m * double(inter_residual_.device_bytes() + intra_residual_.device_bytes()),
                 m * double(intra_.device_bytes()), m * double(deblock_.device_bytes()), m * double(sao_.device_bytes()),
                 m * double(sao_.edge_bytes()));
@@ -351,24 +351,24 @@ Status HevcCudaReconstructor::reconstruct(const hevc::PicParams& pp, const hevc:
     uint8_t* staging = nullptr;
     GVC_TRY(prepared_staging_.acquire(at.bytes, staging));
     copy_prepared(r, *prep, at, staging);
-    if (prepared_dev_.size() < at.bytes) GVC_TRY(prepared_dev_.reserve(with_headroom(at.bytes)));
-    GVC_CUDA_TRY(cudaMemcpyAsync(prepared_dev_.get(), staging, at.bytes, cudaMemcpyHostToDevice, s));
+    if (records_.size() < at.bytes) GVC_TRY(records_.reserve(with_headroom(at.bytes)));
+    GVC_CUDA_TRY(cudaMemcpyAsync(records_.get(), staging, at.bytes, cudaMemcpyHostToDevice, s));
     GVC_TRY(prepared_staging_.release(s));
-    prep_dev = prepared_dev_.get<uint8_t>();
+    prep_dev = records_.get<uint8_t>();
   }
   const size_t level_bytes = r.levels.size() * sizeof(int16_t);
   if (level_bytes && !prep) {
-    if (levels_.size() < level_bytes) GVC_TRY(levels_.reserve(with_headroom(level_bytes)));
+    if (records_.size() < level_bytes) GVC_TRY(records_.reserve(with_headroom(level_bytes)));
     uint8_t* staging = nullptr;
     GVC_TRY(level_staging_.acquire(level_bytes, staging));
     // one memcpy on this thread: shares on the kept threads (parallel_for) were no faster on
     // the H100 host, and may wait for workers busy with the frame threads' planning
     std::memcpy(staging, r.levels.data(), level_bytes);
-    GVC_CUDA_TRY(cudaMemcpyAsync(levels_.get(), staging, level_bytes, cudaMemcpyHostToDevice, s));
+    GVC_CUDA_TRY(cudaMemcpyAsync(records_.get(), staging, level_bytes, cudaMemcpyHostToDevice, s));
     GVC_TRY(level_staging_.release(s));
   }
   // (the intra TUs' residuals are written over their levels: a 2160p picture's are 23 MiB)
-  int16_t* levels = prep ? reinterpret_cast<int16_t*>(prep_dev + at.levels) : levels_.get<int16_t>();
+  int16_t* levels = prep ? reinterpret_cast<int16_t*>(prep_dev + at.levels) : records_.get<int16_t>();
   HevcScalingMatrices scaling;
   for (int size_id = 0; size_id < 4; ++size_id)
     for (int j = 0; j < 6; ++j)

@@ -102,11 +102,11 @@ static GstStaticPadTemplate src_template = GST_STATIC_PAD_TEMPLATE ("src",
 
 #if GVC_CUDAMV_CUDA
 /* The GstCudaBufferPool the reconstructor's pictures (the DPB on the GPU) come from: one
- * P016_LE buffer a picture, used as its luma plane, then a chroma plane's rows with Cb in
- * the left half and Cr in the right (gvc_cuda_hevc_dec_alloc_picture) where P016 has its
- * interleaved CbCr rows. I420_10LE would pitch its chroma planes like the luma plane
- * (GstCudaMemory allocates the three planes as one pitched block): a third more memory, 40
- * MiB over a 2160p DPB of 5. (1.22's GstCudaMemory has no GRAY16_LE.) A picture
+ * buffer a picture, of 16-bit samples: the luma rows, then a chroma plane's rows with Cb in
+ * the left half and Cr in the right (gvc_cuda_hevc_dec_alloc_picture). Its caps say RGBA,
+ * a pixel holding two samples, because 1.22's GstCudaMemory allocates twice the rows of a
+ * 4:2:0 format (I420_10LE, P016_LE: a third more memory than the picture, 40 MiB over a
+ * 2160p DPB of 5), only as many for a packed one, and has no GRAY16_LE. A picture
  * holds its buffer mapped until the reconstructor lets it go, which returns it to the pool. */
 struct GvcDpbPool {
   GstBufferPool *pool = nullptr;
@@ -296,8 +296,7 @@ gvc_cuda_hevc_dec_alloc_picture (GvcCudaHevcDec * self, int width, int height,
     GstVideoInfo info;
 
     dp.reset ();
-    gst_video_info_set_format (&info, GST_VIDEO_FORMAT_P016_LE, 2 * cw,
-        2 * ch);
+    gst_video_info_set_format (&info, GST_VIDEO_FORMAT_RGBA, cw, height + ch);
     GstCaps *caps = gst_video_info_to_caps (&info);
     gst_caps_set_features (caps, 0,
         gst_caps_features_new (GST_CAPS_FEATURE_MEMORY_CUDA_MEMORY, NULL));
@@ -309,15 +308,16 @@ gvc_cuda_hevc_dec_alloc_picture (GvcCudaHevcDec * self, int width, int height,
     if (!gst_buffer_pool_set_config (pool, config)
         || !gst_buffer_pool_set_active (pool, TRUE)) {
       gst_object_unref (pool);
-      return gvc::Status::error ("the DPB's GstCudaBufferPool (P016_LE " +
-          std::to_string (2 * cw) + "x" + std::to_string (2 * ch) +
+      return gvc::Status::error ("the DPB's GstCudaBufferPool (RGBA " +
+          std::to_string (cw) + "x" + std::to_string (height + ch) +
           ") could not be set up");
     }
     dp.pool = pool;
     dp.width = width;
     dp.height = height;
-    GST_INFO_OBJECT (self, "DPB pictures from a GstCudaBufferPool (P016_LE "
-        "%dx%d: luma, then Cb and Cr side by side)", 2 * cw, 2 * ch);
+    GST_INFO_OBJECT (self, "DPB pictures from a GstCudaBufferPool (RGBA %dx%d "
+        "holding 16-bit samples: luma, then Cb and Cr side by side)", cw,
+        height + ch);
   }
 
   GstBuffer *buf = NULL;
@@ -333,14 +333,13 @@ gvc_cuda_hevc_dec_alloc_picture (GvcCudaHevcDec * self, int width, int height,
     return gvc::Status::error ("the DPB's GstCudaBufferPool gave no CUDA memory");
   }
   const GstVideoInfo *vi = &GST_CUDA_MEMORY_CAST (mem)->info;
+  const ptrdiff_t stride = GST_VIDEO_INFO_PLANE_STRIDE (vi, 0) / 2;
   uint16_t *luma = reinterpret_cast < uint16_t * >(map->data +
       GST_VIDEO_INFO_PLANE_OFFSET (vi, 0));
-  uint16_t *cb = reinterpret_cast < uint16_t * >(map->data +
-      GST_VIDEO_INFO_PLANE_OFFSET (vi, 1));
-  const ptrdiff_t chroma_stride = GST_VIDEO_INFO_PLANE_STRIDE (vi, 1) / 2;
-  out.plane[0] = { luma, GST_VIDEO_INFO_PLANE_STRIDE (vi, 0) / 2, width, height };
-  out.plane[1] = { cb, chroma_stride, cw, ch };
-  out.plane[2] = { cb + cw, chroma_stride, cw, ch };
+  uint16_t *cb = luma + stride * height;
+  out.plane[0] = { luma, stride, width, height };
+  out.plane[1] = { cb, stride, cw, ch };
+  out.plane[2] = { cb + cw, stride, cw, ch };
   out.bytes = map->size;
   out.owner = std::shared_ptr < void >(map, [buf, mem] (void *p) {
         GstMapInfo *m = static_cast < GstMapInfo * >(p);
