@@ -245,14 +245,7 @@ Status prepare_picture(const hevc::PicParams& pp, const hevc::Picture& pic, cons
   p.deblock = r.loop_filters_planned && r.loop_filters.deblock;
   if (p.deblock) GVC_TRY(HevcDeblockCore::check(r.loop_filters.deblock_frame));
   if (r.levels.size() >= (size_t(1) << 32)) return Status::error("HEVC reconstruction: 2^32 levels or more");
-  if (r.sparse_levels) {
-    p.level_index = &r.level_index;
-    p.level_value = &r.level_value;
-  } else {
-    p.levels.assign(r.levels.data(), r.levels.size());
-    p.level_index = &p.levels.index;
-    p.level_value = &p.levels.value;
-  }
+  p.levels.assign(r.levels.data(), r.levels.size());
   return {};
 }
 
@@ -270,8 +263,8 @@ PreparedLayout prepared_layout(const hevc::PictureRecon& r, const HevcPrepared& 
     at = align16(at + bytes);
     return here;
   };
-  l.level_index = place(p.level_index->size() * sizeof(uint32_t));
-  l.level_value = place(p.level_value->size() * sizeof(int16_t));
+  l.level_index = place(p.levels.index.size() * sizeof(uint32_t));
+  l.level_value = place(p.levels.value.size() * sizeof(int16_t));
   l.mc_pbs = place(p.mc.pbs.size() * sizeof(HevcMcCore::PackedPb));
   l.mc_first = place(p.mc.first_tile.size() * sizeof(uint32_t));
   l.mc_block = place(p.mc.block_pb.size() * sizeof(uint32_t));
@@ -287,8 +280,8 @@ void copy_prepared(const hevc::PictureRecon& r, const HevcPrepared& p, const Pre
   auto put = [base](size_t at, const void* src, size_t bytes) {
     if (bytes) std::memcpy(base + at, src, bytes);
   };
-  put(l.level_index, p.level_index->data(), p.level_index->size() * sizeof(uint32_t));
-  put(l.level_value, p.level_value->data(), p.level_value->size() * sizeof(int16_t));
+  put(l.level_index, p.levels.index.data(), p.levels.index.size() * sizeof(uint32_t));
+  put(l.level_value, p.levels.value.data(), p.levels.value.size() * sizeof(int16_t));
   put(l.mc_pbs, p.mc.pbs.data(), p.mc.pbs.size() * sizeof(HevcMcCore::PackedPb));
   put(l.mc_first, p.mc.first_tile.data(), p.mc.first_tile.size() * sizeof(uint32_t));
   put(l.mc_block, p.mc.block_pb.data(), p.mc.block_pb.size() * sizeof(uint32_t));
@@ -372,7 +365,7 @@ Status HevcCudaReconstructor::reconstruct(const hevc::PicParams& pp, const hevc:
   if (prep) {
     GVC_TRY(hevc_scatter_levels(reinterpret_cast<const uint32_t*>(prep_dev + at.level_index),
                                 reinterpret_cast<const int16_t*>(prep_dev + at.level_value),
-                                prep->level_index->size(), levels_.get<int16_t>(), r.levels.size(), s));
+                                prep->levels.index.size(), levels_.get<int16_t>(), r.levels.size(), s));
   } else if (level_bytes) {
     uint8_t* staging = nullptr;
     GVC_TRY(level_staging_.acquire(level_bytes, staging));

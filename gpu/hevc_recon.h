@@ -101,12 +101,9 @@ class HevcDeviceFrame : public hevc::DeviceFrame {
 struct HevcPrepared : hevc::PreparedRecon {
   Status status;              // of prepare(): run() does the work itself when it failed
   uint64_t decode_index = 0;  // the picture prepared for
-  // The levels without their zeros, uploaded so and made dense again on the device (run()'s
-  // copy of a 2160p picture's dense levels into its staging took 2.3 of its 2.9 ms): the
-  // parse's record (PictureRecon::sparse_levels), or else found here into `levels`.
+  // The levels without their zeros, uploaded so and made dense again on the device: run()'s
+  // copy of a 2160p picture's dense levels into its staging took 2.3 of its 2.9 ms.
   HevcSparseLevels levels;
-  const std::vector<uint32_t>* level_index = nullptr;
-  const std::vector<int16_t>* level_value = nullptr;
   HevcMcCore::Packed mc;
   HevcIntraCore::Packed intra;
   bool deblock = false;       // the deblocking arrays were checked (HevcDeblockCore::check)
@@ -141,8 +138,6 @@ class HevcCudaReconstructor : public hevc::Reconstructor {
   // and uploads them in one copy; run() still packs the TU lists, SAO's parameters, the PCM
   // samples and the references' plane table. Host work only.
   void prepare(const hevc::PicParams& pp, const hevc::Picture& pic, hevc::PictureRecon& r) override;
-  // prepare() uploads the nonzero levels the parse recorded, rather than finding them.
-  bool wants_sparse_levels() const override { return true; }
   // Leave pictures on the device (output() hands them out) rather than downloading each one
   // into its host planes; may change between pictures.
   void set_keep_pictures(bool on) { keep_pictures_ = on; }

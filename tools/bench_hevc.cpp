@@ -124,7 +124,6 @@ struct TimedReconstructor : gvc::hevc::Reconstructor {
   void prepare(const gvc::hevc::PicParams& pp, const gvc::hevc::Picture& pic, gvc::hevc::PictureRecon& r) override {
     inner->prepare(pp, pic, r);
   }
-  bool wants_sparse_levels() const override { return inner->wants_sparse_levels(); }
   void release(const gvc::hevc::Picture& pic) override { inner->release(pic); }
   void forget_pictures() override { inner->forget_pictures(); }
 };

@@ -283,7 +283,6 @@ struct Decoder::Impl {
     l.fs.reset(pp.width, pp.height, pp.pic_size_in_ctbs);
     l.fs.slices.swap(slices);
     l.pic->reset_motion();
-    l.recon.sparse_levels = prepare && reconstructor->wants_sparse_levels();
     for (size_t i = 0; i < l.n_slices; ++i) {
       const SliceJob& j = l.slices[i];
       SliceDecodeInput in;

@@ -12,8 +12,6 @@ void PictureRecon::clear() {
   intra_tus.clear();
   intra.clear();
   levels.clear();
-  level_index.clear();
-  level_value.clear();
   pcm.clear();
   pcm_samples.clear();
   loop_filters_planned = false;

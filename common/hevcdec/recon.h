@@ -43,12 +43,6 @@ struct PictureRecon {
   std::vector<HevcTu> intra_tus;
   std::vector<HevcIntraBlock> intra;  // HevcIntraBlock::tu indexes intra_tus
   std::vector<int16_t> levels;  // of every TU (HevcTu::coeff_offset)
-  // With `sparse_levels` set, the parse also records the nonzero levels, in order: each one's
-  // index into `levels` and its value (what a GPU reconstructor uploads: a 2160p picture's
-  // dense levels are tens of MB, most of them zero). The flag is the caller's: clear() keeps it.
-  bool sparse_levels = false;
-  std::vector<uint32_t> level_index;
-  std::vector<int16_t> level_value;
   std::vector<PcmBlock> pcm;
   std::vector<uint16_t> pcm_samples;
   // The loop filters' plan (plan_loop_filters of the picture's FrameState), when the decoder
@@ -117,9 +111,6 @@ class Reconstructor {
     (void)pic;
     (void)r;
   }
-  // Whether the parse of a picture that prepare() is called for should also record its
-  // nonzero levels (PictureRecon::sparse_levels).
-  virtual bool wants_sparse_levels() const { return false; }
   // `pic` has left the DPB (C.5.2): no later run() reads it, and its output(), if it had one,
   // was called before. What the reconstructor keeps of it may go, or serve a later picture.
   // Called in decoding order with run() and output(), on the same thread as they are.

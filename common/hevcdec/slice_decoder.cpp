@@ -20,29 +20,6 @@
 namespace gvc::hevc {
 namespace {
 
-// Records the nonzero levels of r.levels from index `from` on (PictureRecon::sparse_levels):
-// the TU just parsed, still in the cache, eight levels at a time.
-void record_nonzero_levels(PictureRecon& r, size_t from) {
-  const int16_t* lv = r.levels.data();
-  const size_t end = r.levels.size();
-  size_t i = from;
-  for (; i + 8 <= end; i += 8) {
-    uint64_t w[2];
-    std::memcpy(w, lv + i, sizeof w);
-    if (!(w[0] | w[1])) continue;
-    for (size_t k = i; k < i + 8; ++k)
-      if (lv[k]) {
-        r.level_index.push_back(uint32_t(k));
-        r.level_value.push_back(lv[k]);
-      }
-  }
-  for (; i < end; ++i)
-    if (lv[i]) {
-      r.level_index.push_back(uint32_t(i));
-      r.level_value.push_back(lv[i]);
-    }
-}
-
 // Progress of one CTB row decoded on its own thread (WPP): CTBs done, and the contexts after its
 // second CTB (TableStateIdxWpp), valid once done >= 2 or the row is complete.
 struct RowSync {
@@ -852,7 +829,6 @@ void SliceDecoder::reconstruct_block(int x0, int y0, int log2_size, int c_idx, b
   recon_->levels.resize(coeff_offset + (size_t(1) << (2 * log2_size)));
   bool transform_skip = false;
   residual_coding(rd_, rp, recon_->levels.data() + coeff_offset, &transform_skip);
-  if (recon_->sparse_levels) record_nonzero_levels(*recon_, coeff_offset);
 
   HevcTu tu;
   tu.x = x0;
@@ -918,8 +894,6 @@ void append_recon(PictureRecon& to, const PictureRecon& from) {
   const uint32_t levels = uint32_t(to.levels.size()), pcm = uint32_t(to.pcm_samples.size());
   const int32_t intra_tus = int32_t(to.intra_tus.size());
   to.levels.insert(to.levels.end(), from.levels.begin(), from.levels.end());
-  for (uint32_t i : from.level_index) to.level_index.push_back(i + levels);
-  to.level_value.insert(to.level_value.end(), from.level_value.begin(), from.level_value.end());
   to.pcm_samples.insert(to.pcm_samples.end(), from.pcm_samples.begin(), from.pcm_samples.end());
   to.pbs.insert(to.pbs.end(), from.pbs.begin(), from.pbs.end());
   for (HevcTu tu : from.inter_tus) {
@@ -954,7 +928,6 @@ bool decode_rows_in_parallel(const SliceDecodeInput& in, const uint8_t* rbsp, si
   if (recons.size() < size_t(n_rows)) recons.resize(size_t(n_rows));
   for (int r = 0; r < n_rows; ++r) {  // one decoder per row; references indexed here, in order
     recons[size_t(r)].clear();
-    recons[size_t(r)].sparse_levels = in.recon->sparse_levels;
     rows.emplace_back(new SliceDecoder(in));
     rows.back()->record_into(&recons[size_t(r)]);
   }
