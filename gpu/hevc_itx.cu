@@ -1,7 +1,6 @@
 // hevc_itx.cu: HEVC scaling, inverse transforms and residual addition (8.6.2-8.6.4, 8.6.7) for a picture's TUs in one launch
 #include "gpu/hevc_itx.h"
 
-#include <algorithm>
 #include <cstring>
 #include <string>
 
@@ -264,46 +263,6 @@ Status bad_tu(size_t i, const HevcTu& tu, const char* why) {
 }
 
 }  // namespace
-
-void HevcSparseLevels::assign(const int16_t* levels, size_t count) {
-  index.clear();
-  value.clear();
-  // eight levels (16 bytes) at a time: most of a picture's are zero
-  size_t i = 0;
-  for (; i + 8 <= count; i += 8) {
-    uint64_t w[2];
-    std::memcpy(w, levels + i, sizeof w);
-    if (!(w[0] | w[1])) continue;
-    for (size_t k = i; k < i + 8; ++k)
-      if (levels[k]) {
-        index.push_back(uint32_t(k));
-        value.push_back(levels[k]);
-      }
-  }
-  for (; i < count; ++i)
-    if (levels[i]) {
-      index.push_back(uint32_t(i));
-      value.push_back(levels[i]);
-    }
-}
-
-namespace {
-__global__ void scatter_levels_kernel(const uint32_t* index, const int16_t* value, size_t n, int16_t* levels) {
-  for (size_t i = size_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += size_t(gridDim.x) * blockDim.x)
-    levels[index[i]] = value[i];
-}
-}  // namespace
-
-Status hevc_scatter_levels(const uint32_t* index, const int16_t* value, size_t n, int16_t* levels,
-                           size_t level_count, cudaStream_t s) {
-  if (!level_count) return {};
-  GVC_CUDA_TRY(cudaMemsetAsync(levels, 0, level_count * sizeof(int16_t), s));
-  if (!n) return {};
-  const unsigned blocks = unsigned(std::min<size_t>((n + 255) / 256, 4096));
-  scatter_levels_kernel<<<blocks, 256, 0, s>>>(index, value, n, levels);
-  GVC_CUDA_TRY(cudaGetLastError());
-  return {};
-}
 
 Status HevcResidualCore::run(const std::vector<HevcTu>& tus, const int16_t* levels, size_t level_count,
                              const HevcScalingMatrices& scaling, const HevcPlane planes[3],

@@ -27,22 +27,6 @@ struct HevcScalingMatrices {
   const uint8_t* m[4][6] = {};
 };
 
-// A picture's levels without their zeros: the index of each nonzero level in the dense array
-// (HevcTu::coeff_offset's), and its value. A 2160p picture's dense levels are tens of MB, its
-// nonzero ones a few percent of that.
-struct HevcSparseLevels {
-  std::vector<uint32_t> index;
-  std::vector<int16_t> value;
-  // Fills this from `levels` (count values, fewer than 2^32), in order; host work.
-  void assign(const int16_t* levels, size_t count);
-};
-
-// Enqueues on `s` the dense levels (level_count values) in device memory at `levels`, zeros
-// but for the `n` nonzero ones at `index` / `value` (device memory, HevcSparseLevels's
-// arrays uploaded). Indices must be below level_count (the caller's, unchecked here).
-Status hevc_scatter_levels(const uint32_t* index, const int16_t* value, size_t n, int16_t* levels,
-                           size_t level_count, cudaStream_t s);
-
 class HevcResidualCore {
  public:
   // Enqueues on `s` the reconstruction of every TU of `tus` onto planes[tu.c_idx], which is

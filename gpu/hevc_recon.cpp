@@ -70,10 +70,10 @@ std::string HevcCudaReconstructor::memory_summary() const {
   const double m = 1.0 / (1 << 20);
   char buf[400];
   std::snprintf(buf, sizeof buf,
-                "gpu memory MiB: pictures %.1f (%zu slots), frame buffers %zu, levels %.1f records %.1f "
+                "gpu memory MiB: pictures %.1f (%zu slots), frame buffers %zu, records and levels %.1f "
                 "mc %.1f itx %.1f intra %.1f deblock %.1f sao %.1f (its tiles' edges %.1f)",
-                m * double(picture_bytes()), slots_.size(), frame_buffers(), m * double(levels_.size()),
-                m * double(records_.size()), m * double(mc_.device_bytes()),
+                m * double(picture_bytes()), slots_.size(), frame_buffers(), m * double(records_.size()),
+                m * double(mc_.device_bytes()),
                 m * double(inter_residual_.device_bytes() + intra_residual_.device_bytes()),
                 m * double(intra_.device_bytes()), m * double(deblock_.device_bytes()), m * double(sao_.device_bytes()),
                 m * double(sao_.edge_bytes()));
@@ -244,15 +244,13 @@ Status prepare_picture(const hevc::PicParams& pp, const hevc::Picture& pic, cons
   if (!r.intra.empty()) GVC_TRY(HevcIntraCore::pack(r.intra, r.intra_tus, w, h, pp.log2_ctb_size, p.intra));
   p.deblock = r.loop_filters_planned && r.loop_filters.deblock;
   if (p.deblock) GVC_TRY(HevcDeblockCore::check(r.loop_filters.deblock_frame));
-  if (r.levels.size() >= (size_t(1) << 32)) return Status::error("HEVC reconstruction: 2^32 levels or more");
-  p.levels.assign(r.levels.data(), r.levels.size());
   return {};
 }
 
 // Where run() puts a prepared picture's parts in its staging and on the device, one after
 // another, each 16-byte aligned.
 struct PreparedLayout {
-  size_t level_index = 0, level_value = 0, mc_pbs = 0, mc_first = 0, mc_block = 0, intra_blocks = 0, intra_deps = 0, deblock = 0, bytes = 0;
+  size_t levels = 0, mc_pbs = 0, mc_first = 0, mc_block = 0, intra_blocks = 0, intra_deps = 0, deblock = 0, bytes = 0;
 };
 
 PreparedLayout prepared_layout(const hevc::PictureRecon& r, const HevcPrepared& p) {
@@ -263,8 +261,7 @@ PreparedLayout prepared_layout(const hevc::PictureRecon& r, const HevcPrepared& 
     at = align16(at + bytes);
     return here;
   };
-  l.level_index = place(p.levels.index.size() * sizeof(uint32_t));
-  l.level_value = place(p.levels.value.size() * sizeof(int16_t));
+  l.levels = place(r.levels.size() * sizeof(int16_t));
   l.mc_pbs = place(p.mc.pbs.size() * sizeof(HevcMcCore::PackedPb));
   l.mc_first = place(p.mc.first_tile.size() * sizeof(uint32_t));
   l.mc_block = place(p.mc.block_pb.size() * sizeof(uint32_t));
@@ -280,8 +277,7 @@ void copy_prepared(const hevc::PictureRecon& r, const HevcPrepared& p, const Pre
   auto put = [base](size_t at, const void* src, size_t bytes) {
     if (bytes) std::memcpy(base + at, src, bytes);
   };
-  put(l.level_index, p.levels.index.data(), p.levels.index.size() * sizeof(uint32_t));
-  put(l.level_value, p.levels.value.data(), p.levels.value.size() * sizeof(int16_t));
+  put(l.levels, r.levels.data(), r.levels.size() * sizeof(int16_t));
   put(l.mc_pbs, p.mc.pbs.data(), p.mc.pbs.size() * sizeof(HevcMcCore::PackedPb));
   put(l.mc_first, p.mc.first_tile.data(), p.mc.first_tile.size() * sizeof(uint32_t));
   put(l.mc_block, p.mc.block_pb.data(), p.mc.block_pb.size() * sizeof(uint32_t));
@@ -343,12 +339,12 @@ Status HevcCudaReconstructor::reconstruct(const hevc::PicParams& pp, const hevc:
   lap(t, times.refs);
 
   // What the picture's lane prepared (HevcPrepared), when it did for this picture and
-  // succeeded: uploaded in one copy, the levels without their zeros (made dense on the
-  // device); else the dense levels through pinned staging here (a pageable copy would be
-  // staged by the driver on this thread, synchronously) and each core packing its own work.
+  // succeeded: uploaded in one copy; else the levels through pinned staging here (a pageable
+  // copy would be staged by the driver on this thread, synchronously) and each core packing
+  // its own work.
   auto* prep = r.prepared_ready ? dynamic_cast<HevcPrepared*>(r.prepared.get()) : nullptr;
   if (prep && (prep->decode_index != pic.decode_index || !prep->status.ok())) prep = nullptr;
-  const uint8_t* prep_dev = nullptr;
+  uint8_t* prep_dev = nullptr;
   PreparedLayout at;
   if (prep) {
     at = prepared_layout(r, *prep);
@@ -361,22 +357,18 @@ Status HevcCudaReconstructor::reconstruct(const hevc::PicParams& pp, const hevc:
     prep_dev = records_.get<uint8_t>();
   }
   const size_t level_bytes = r.levels.size() * sizeof(int16_t);
-  if (level_bytes && levels_.size() < level_bytes) GVC_TRY(levels_.reserve(with_headroom(level_bytes)));
-  if (prep) {
-    GVC_TRY(hevc_scatter_levels(reinterpret_cast<const uint32_t*>(prep_dev + at.level_index),
-                                reinterpret_cast<const int16_t*>(prep_dev + at.level_value),
-                                prep->levels.index.size(), levels_.get<int16_t>(), r.levels.size(), s));
-  } else if (level_bytes) {
+  if (level_bytes && !prep) {
+    if (records_.size() < level_bytes) GVC_TRY(records_.reserve(with_headroom(level_bytes)));
     uint8_t* staging = nullptr;
     GVC_TRY(level_staging_.acquire(level_bytes, staging));
     // one memcpy on this thread: shares on the kept threads (parallel_for) were no faster on
     // the H100 host, and may wait for workers busy with the frame threads' planning
     std::memcpy(staging, r.levels.data(), level_bytes);
-    GVC_CUDA_TRY(cudaMemcpyAsync(levels_.get(), staging, level_bytes, cudaMemcpyHostToDevice, s));
+    GVC_CUDA_TRY(cudaMemcpyAsync(records_.get(), staging, level_bytes, cudaMemcpyHostToDevice, s));
     GVC_TRY(level_staging_.release(s));
   }
   // (the intra TUs' residuals are written over their levels: a 2160p picture's are 23 MiB)
-  int16_t* levels = levels_.get<int16_t>();
+  int16_t* levels = prep ? reinterpret_cast<int16_t*>(prep_dev + at.levels) : records_.get<int16_t>();
   HevcScalingMatrices scaling;
   for (int size_id = 0; size_id < 4; ++size_id)
     for (int j = 0; j < 6; ++j)

@@ -101,9 +101,6 @@ class HevcDeviceFrame : public hevc::DeviceFrame {
 struct HevcPrepared : hevc::PreparedRecon {
   Status status;              // of prepare(): run() does the work itself when it failed
   uint64_t decode_index = 0;  // the picture prepared for
-  // The levels without their zeros, uploaded so and made dense again on the device: run()'s
-  // copy of a 2160p picture's dense levels into its staging took 2.3 of its 2.9 ms.
-  HevcSparseLevels levels;
   HevcMcCore::Packed mc;
   HevcIntraCore::Packed intra;
   bool deblock = false;       // the deblocking arrays were checked (HevcDeblockCore::check)
@@ -182,7 +179,7 @@ class HevcCudaReconstructor : public hevc::Reconstructor {
   // One line, ms per picture: "host ms/picture over N: refs 0.01 levels 0.12 ... total 1.10".
   std::string host_times_summary() const;
   // One line, MiB: the device memory held by the pictures and by each core, "gpu memory MiB:
-  // pictures 118.7 (5 slots), frame buffers 2, levels .. records .. mc .. itx ..
+  // pictures 118.7 (5 slots), frame buffers 2, records and levels .. mc .. itx ..
   // intra .. deblock .. sao .. (its tiles' edges ..)". On the reconstruction's thread or once it is idle.
   std::string memory_summary() const;
   // Times the GPU's work of each picture by stage (timing events on the stream: a diagnostic
@@ -241,10 +238,11 @@ class HevcCudaReconstructor : public hevc::Reconstructor {
   std::atomic<uint64_t> allocations_{0};
   mutable std::mutex allocator_error_mutex_;  // read by the element while run() may set it
   std::string allocator_error_;
-  StagingRing prepared_staging_;  // a prepared picture's records: levels (sparse), blocks, deblocking arrays
-  StagingRing level_staging_;     // or (not prepared) the dense levels
-  DeviceBuffer records_;          // the prepared records on the device
-  DeviceBuffer levels_;           // the dense levels, and over the intra TUs' levels their residuals
+  StagingRing prepared_staging_;  // a prepared picture's records, the levels and the deblocking arrays
+  StagingRing level_staging_;     // or (not prepared) the levels alone
+  // Either of those on the device (one buffer: a stream's first pictures, before frame threads,
+  // are not prepared), and over the intra TUs' levels their residuals.
+  DeviceBuffer records_;
   std::vector<Slot*> ref_slots_;          // reconstruct()'s scratch: the slot of each reference
   std::unique_ptr<HevcPlane[][3]> ref_planes_;  // and its planes (HevcMcBatch::refs)
   size_t ref_planes_size_ = 0;

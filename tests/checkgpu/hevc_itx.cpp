@@ -377,49 +377,6 @@ TEST(HevcItx, ImpulseResponses) {
       }
 }
 
-// A picture's levels go up without their zeros (HevcSparseLevels) and are made dense again on
-// the device (hevc_scatter_levels): the same array, over a buffer left dirty by a larger one,
-// for sparse and dense levels, a tail shorter than the 8-level steps of the scan, extremes,
-// and no level at all.
-TEST(HevcItx, SparseLevelsScatterToTheDenseArray) {
-  if (!cuda_backend()) GTEST_SKIP() << "no CUDA device: " << no_cuda_reason();
-  CHECK_OK(gvc::cuda::enter_device(0));
-  gvc::cuda::Stream stream;
-  CHECK_OK(stream.create());
-  auto rng = rng_for("hevc sparse levels");
-  DeviceBuffer dense, index, value;
-  CHECK_OK(dense.reserve(200003 * sizeof(int16_t)));
-  ASSERT_EQ(cudaMemsetAsync(dense.get(), 0x5a, 200003 * sizeof(int16_t), stream.get()), cudaSuccess);
-  for (const auto& [count, percent] : std::vector<std::pair<size_t, int>>{
-           {200003, 3}, {100001, 60}, {13, 100}, {7, 50}, {4099, 0}}) {
-    std::vector<int16_t> levels(count, 0);
-    for (auto& l : levels)
-      if (rand_int(rng, 0, 99) < percent) {
-        const int kind = rand_int(rng, 0, 9);
-        l = int16_t(kind == 0 ? -32768 : kind == 1 ? 32767 : rand_int(rng, -200, 200));
-      }
-    gvc::cuda::HevcSparseLevels sparse;
-    sparse.assign(levels.data(), levels.size());
-    size_t nonzero = 0;
-    for (int16_t l : levels) nonzero += l != 0;
-    ASSERT_EQ(sparse.index.size(), nonzero) << count << " levels";
-    ASSERT_EQ(sparse.value.size(), nonzero);
-    const size_t n = sparse.index.size();
-    CHECK_OK(index.reserve(std::max<size_t>(n, 1) * sizeof(uint32_t)));
-    CHECK_OK(value.reserve(std::max<size_t>(n, 1) * sizeof(int16_t)));
-    if (n) {
-      ASSERT_EQ(cudaMemcpy(index.get(), sparse.index.data(), n * sizeof(uint32_t), cudaMemcpyHostToDevice), cudaSuccess);
-      ASSERT_EQ(cudaMemcpy(value.get(), sparse.value.data(), n * sizeof(int16_t), cudaMemcpyHostToDevice), cudaSuccess);
-    }
-    CHECK_OK(gvc::cuda::hevc_scatter_levels(index.get<uint32_t>(), value.get<int16_t>(), n, dense.get<int16_t>(),
-                                            count, stream.get()));
-    CHECK_OK(stream.synchronize("scatter"));
-    std::vector<int16_t> back(count);
-    ASSERT_EQ(cudaMemcpy(back.data(), dense.get(), count * sizeof(int16_t), cudaMemcpyDeviceToHost), cudaSuccess);
-    ASSERT_TRUE(back == levels) << count << " levels, " << percent << "% nonzero";
-  }
-}
-
 // Arguments the CPU reference has no answer for are refused before anything is queued; what
 // the CPU ignores (TUs outside the plane, flags of bypass TUs, an empty list) is accepted.
 TEST(HevcItx, RejectsBadTusAndIgnoresWhatTheCpuIgnores) {
