@@ -9,6 +9,8 @@
 #include <climits>
 #include <cstring>
 #include <deque>
+#include <iterator>
+#include <map>
 #include <mutex>
 #include <thread>
 
@@ -135,6 +137,10 @@ struct Decoder::Impl {
   std::vector<uint8_t> rbsp;
   std::vector<size_t> removed;     // emulation prevention bytes of the NAL unit in `rbsp`
   std::vector<size_t> substreams;  // of the current slice segment (SliceDecodeInput)
+  // The NAL units of the parameter sets the parser holds, by NAL unit type and id: the same
+  // set sent again (before every IRAP picture, as encoders do for streaming) changes nothing,
+  // so it neither drains the pipeline nor replaces what queued jobs read.
+  std::map<std::pair<int, int>, std::vector<uint8_t>> parameter_sets;
   int threads = default_threads();
   std::unique_ptr<Workers> workers;      // for the WPP rows, made when first needed
   // Frame threads (set_frame_threads): while the reconstructor keeps its pictures, each
@@ -279,6 +285,37 @@ struct Decoder::Impl {
         },
         reconstructor->thread_entry());
     pins.emplace_back(ticket, std::vector<std::shared_ptr<Picture>>{pic});
+  }
+
+  // The id of the parameter set in `nalu` (VPS, SPS or PPS), parsed without storing it; -1
+  // when it does not parse.
+  int parameter_set_id(GstH265NalUnit& nalu) {
+    switch (nalu.type) {
+      case GST_H265_NAL_VPS: {
+        GstH265VPS vps;
+        return gst_h265_parse_vps(&nalu, &vps) == GST_H265_PARSER_OK ? vps.id : -1;
+      }
+      case GST_H265_NAL_SPS: {
+        GstH265SPS sps;
+        return gst_h265_parse_sps(parser, &nalu, &sps, TRUE) == GST_H265_PARSER_OK ? sps.id : -1;
+      }
+      default: {
+        GstH265PPS pps;
+        return gst_h265_parse_pps(parser, &nalu, &pps) == GST_H265_PARSER_OK ? pps.id : -1;
+      }
+    }
+  }
+
+  // After the parser took (or refused) the parameter set in `nalu`: what it holds now. A new
+  // VPS or SPS may change how the sets that refer to it parse, so those are parsed again.
+  void parameter_set_parsed(const GstH265NalUnit& nalu, const std::pair<int, int>& key, bool ok) {
+    if (!ok || key.second < 0) {
+      parameter_sets.erase(key);
+      return;
+    }
+    for (auto it = parameter_sets.begin(); it != parameter_sets.end();)
+      it = it->first.first > key.first ? parameter_sets.erase(it) : std::next(it);
+    parameter_sets[key].assign(nalu.data + nalu.offset, nalu.data + nalu.offset + nalu.size);
   }
 
   bool frame_threaded() const {
@@ -703,10 +740,16 @@ bool Decoder::decode(const uint8_t* data, size_t size) {
     std::string err;
     bool nal_ok = true;
     // a parameter set may replace the one a queued run() reads (PicParams points into them)
+    std::pair<int, int> ps_key{-1, -1};
     if (nalu.type >= GST_H265_NAL_VPS && nalu.type <= GST_H265_NAL_PPS) {
       // a picture on a lane is parsed once complete, with the parameter sets it began with:
       // a parameter set after its slices starts the next access unit (7.4.2.4.4)
       if (d.lane) d.finish_picture();
+      ps_key = {nalu.type, d.parameter_set_id(nalu)};
+      const auto held = d.parameter_sets.find(ps_key);
+      if (ps_key.second >= 0 && held != d.parameter_sets.end() && held->second.size() == nalu.size &&
+          std::memcmp(held->second.data(), nalu.data + nalu.offset, nalu.size) == 0)
+        continue;  // the set the parser holds, again
       d.drain_stage();
     }
     switch (nalu.type) {
@@ -734,6 +777,7 @@ bool Decoder::decode(const uint8_t* data, size_t size) {
           nal_ok = d.slice(nalu, err);
         break;
     }
+    if (ps_key.first >= 0) d.parameter_set_parsed(nalu, ps_key, nal_ok);
     if (!nal_ok) {
       error_ = err.empty() ? "parameter set could not be parsed" : err;
       ok = false;

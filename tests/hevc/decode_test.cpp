@@ -1040,6 +1040,34 @@ TEST_P(HevcDecodeTest, FrameThreadsGiveTheSameFrames) {
   EXPECT_TRUE(recon.store.empty()) << recon.store.size() << " pictures kept after the end";
 }
 
+// Parameter sets sent again before every IRAP picture, identical, are skipped (no drain of
+// the frame pipeline); a PPS of the same id with other contents in between is taken: three
+// streams one after the other, the middle one with other chroma QP offsets in its PPS, give
+// FFmpeg's frames of the whole, on frame threads and on one.
+TEST(HevcDecodeFrameThreads, RepeatedAndChangedParameterSets) {
+  ASSERT_FALSE(gvc::test::hevc_find_ffmpeg().empty()) << "ffmpeg is required (set $FFMPEG)";
+  ASSERT_FALSE(gvc::test::hevc_find_clip().empty()) << "test clip missing";
+  const auto& [a, a_ref, err] = low_delay();
+  ASSERT_FALSE(a.empty()) << err;
+  static const MadeStream b = make_stream(8, "keyint=4:min-keyint=4:bframes=0:ctu=32:qp=30:cbqpoffs=4:crqpoffs=-3");
+  ASSERT_FALSE(b.stream.empty()) << b.err;
+  std::vector<uint8_t> stream = a;
+  stream.insert(stream.end(), b.stream.begin(), b.stream.end());
+  stream.insert(stream.end(), a.begin(), a.end());
+  std::string ferr;
+  const Frames ref = gvc::test::ffmpeg_decode(stream, "yuv420p", frame_bytes(176, 144, 1), ferr);
+  ASSERT_EQ(ref.size(), 24u) << ferr;
+  for (int lanes : {4, 1}) {
+    KeepingReconstructor recon;
+    gvc::hevc::Decoder dec;
+    dec.set_frame_threads(lanes);
+    int errors = 0;
+    const Frames ours = recon.decode(stream, dec, errors);
+    EXPECT_EQ(errors, 0) << dec.error();
+    expect_same_frames(ours, ref, 176, 144, 1, lanes > 1 ? "ffmpeg, 4 frame threads" : "ffmpeg, one picture at a time");
+  }
+}
+
 // With frame threads a picture still being decoded is taken only once the pipeline is full
 // (as many pictures in flight as frame threads) or after flush(): on a low-delay stream, the
 // frame of access unit k comes out after access unit k + 3 with 4 frame threads, and the
