@@ -67,17 +67,16 @@ void HevcCudaReconstructor::caller_waits(bool on) {
   if (on) frame_buffers_->notify();
 }
 
-bool HevcCudaReconstructor::wait_taken(const Slot& d, bool& timed_out) {
+void HevcCudaReconstructor::wait_taken(const Slot& d) {
   HevcFrameBuffers& fb = *frame_buffers_;
   const auto deadline = std::chrono::steady_clock::now() + kTakeWait;
-  timed_out = false;
   for (;;) {
     uint64_t seen;
     {
       std::lock_guard<std::mutex> lock(fb.mutex);
       seen = fb.events;
     }
-    if (caller_waiting_.load(std::memory_order_acquire) > 0) return false;
+    if (caller_waiting_.load(std::memory_order_acquire) > 0) return;
     bool pending = false;
     for (const std::weak_ptr<HevcDeviceFrame>& w : d.frames) {
       const std::shared_ptr<HevcDeviceFrame> fp = w.lock();
@@ -85,12 +84,9 @@ bool HevcCudaReconstructor::wait_taken(const Slot& d, bool& timed_out) {
       std::lock_guard<std::mutex> lock(fp->m_);
       pending |= fp->readers_ == d.readers && !fp->copied_;
     }
-    if (!pending) return true;
+    if (!pending) return;
     std::unique_lock<std::mutex> lock(fb.mutex);
-    if (!fb.changed.wait_until(lock, deadline, [&] { return fb.events != seen; })) {  // the caller is busy
-      timed_out = true;
-      return false;
-    }
+    if (!fb.changed.wait_until(lock, deadline, [&] { return fb.events != seen; })) return;  // the caller is busy
   }
 }
 
@@ -110,12 +106,9 @@ std::string HevcCudaReconstructor::memory_summary() const {
   const double m = 1.0 / (1 << 20);
   char buf[400];
   std::snprintf(buf, sizeof buf,
-                "gpu memory MiB: pictures %.1f (%zu slots), frame buffers %zu (copies %llu: %llu while the caller waited, %llu "
-                "timed out), records and levels %.1f "
+                "gpu memory MiB: pictures %.1f (%zu slots), frame buffers %zu, records and levels %.1f "
                 "mc %.1f itx %.1f intra %.1f deblock %.1f sao %.1f (its tiles' edges %.1f)",
-                m * double(picture_bytes()), slots_.size(), frame_buffers(), (unsigned long long)copy_counts_.copies,
-                (unsigned long long)copy_counts_.caller_waiting, (unsigned long long)copy_counts_.timed_out,
-                m * double(records_.size()),
+                m * double(picture_bytes()), slots_.size(), frame_buffers(), m * double(records_.size()),
                 m * double(mc_.device_bytes()),
                 m * double(inter_residual_.device_bytes() + intra_residual_.device_bytes()),
                 m * double(intra_.device_bytes()), m * double(deblock_.device_bytes()), m * double(sao_.device_bytes()),
@@ -534,8 +527,7 @@ Status HevcCudaReconstructor::write_output(const hevc::Picture& pic, const std::
 }
 
 Status HevcCudaReconstructor::evict(Slot& d) {
-  bool timed_out = false;
-  const bool taken = wait_taken(d, timed_out);
+  wait_taken(d);
   bool copies = false;
   for (const std::weak_ptr<HevcDeviceFrame>& w : d.frames) {
     const std::shared_ptr<HevcDeviceFrame> fp = w.lock();
@@ -551,9 +543,6 @@ Status HevcCudaReconstructor::evict(Slot& d) {
     SemiPlanarView v;
     GVC_TRY(f.write_into(buf, v));
     copies = true;
-    ++copy_counts_.copies;
-    copy_counts_.caller_waiting += !taken && !timed_out;
-    copy_counts_.timed_out += timed_out;
     const cudaStream_t stream = f.stream_;
     f.let_go();  // the slot (and buf_, empty)
     f.buf_ = std::move(buf);

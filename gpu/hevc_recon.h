@@ -230,13 +230,7 @@ class HevcCudaReconstructor : public hevc::Reconstructor {
   // (caller_waits), or kTakeWait has passed. A slot is needed while frames read it when the
   // pictures after them were decoded ahead of the caller: on a long 2160p stream, 11 copies of
   // frames (130 MiB) that the caller took a few milliseconds later.
-  // Returns false when it gave up (the caller waits, or the time is over).
-  bool wait_taken(const Slot& d, bool& timed_out);
-  // Frames made copies of their own (evict): all of them, while the caller waited for this
-  // thread, after kTakeWait.
-  struct CopyCounts {
-    uint64_t copies = 0, caller_waiting = 0, timed_out = 0;
-  } copy_counts_;
+  void wait_taken(const Slot& d);
   static constexpr std::chrono::milliseconds kTakeWait{20};
   // Gives `d` memory for `p` (keeping what it has when the size is the same) and sets its planes.
   Status place(const hevc::Picture& p, Slot& d);
