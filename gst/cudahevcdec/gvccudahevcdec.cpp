@@ -270,6 +270,13 @@ gvc_cuda_hevc_dec_reset_engine (GvcCudaHevcDec * self)
 
   GVC_HEVC_DEC_CONTEXT_SCOPE (self);
   s->picture = gvc::hevc::DecodedFrame ();  /* (its GPU memory, in the context) */
+  s->engine.reset ();  /* its reconstruction thread done with every call */
+#if GVC_CUDAMV_CUDA
+  /* what the GPU held: the DPB's slots, the frames' copies of their own and scratch, and
+   * the cores' buffers (the next engine's reconstructor drops the pictures) */
+  if (s->cuda_recon && s->cuda_recon->picture_slots ())
+    GST_INFO_OBJECT (self, "%s", s->cuda_recon->memory_summary ().c_str ());
+#endif
   s->engine.reset (new gvc::hevc::Decoder ());
   s->engine->set_frame_threads ((int) self->frame_threads);
   s->engine->set_reconstructor (s->recon.get ());
@@ -1046,12 +1053,6 @@ gvc_cuda_hevc_dec_drain (GstVideoDecoder * decoder)
         1e-3 * s->time.take / s->time.pictures,
         1e-3 * s->time.output / s->time.pictures);
   s->time = {};
-#if GVC_CUDAMV_CUDA
-  /* what the GPU held: the DPB's slots, the frames' copies of their own and scratch, and
-   * the cores' buffers (the reconstruction's calls are all made by now) */
-  if (s->cuda_recon)
-    GST_INFO_OBJECT (self, "%s", s->cuda_recon->memory_summary ().c_str ());
-#endif
   gvc_cuda_hevc_dec_reset_engine (self);  /* (the old engine's calls all made) */
 #if GVC_CUDAMV_CUDA
   if (s->cuda_recon)

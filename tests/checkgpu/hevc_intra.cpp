@@ -617,9 +617,11 @@ TEST(HevcReconStreams, DeviceMemoryFollowsTheDpb) {
               kLanes, files.size(), n_frames, dpb_full, most_buffers);
 }
 
-// The same streams with the DPB in memory from a PictureAllocator (as cudahevcdec's
-// GstCudaBufferPool gives it): pitched planes (rows 40 samples longer than the picture's),
-// every picture of the reconstructor from the allocator, frames identical to the CPU's.
+// The same streams with the DPB in memory from a PictureAllocator laid out as cudahevcdec's
+// GstCudaBufferPool gives it: one buffer a picture, pitched rows (40 samples longer than
+// needed), the luma rows, then the chroma rows with Cb and Cr side by side, so that a write
+// past Cb's width would land in Cr. Every picture of the reconstructor from the allocator,
+// frames identical to the CPU's.
 TEST(HevcReconStreams, PicturesFromAnAllocatorMatchCpu) {
   if (!cuda_backend()) GTEST_SKIP() << "no CUDA device: " << no_cuda_reason();
   std::string why;
@@ -630,15 +632,14 @@ TEST(HevcReconStreams, PicturesFromAnAllocatorMatchCpu) {
   recon.set_picture_allocator([&](int w, int h, gvc::cuda::PictureMemory& m) -> gvc::Status {
     ++calls;
     auto buf = std::make_shared<DeviceBuffer>();
-    const int pw[3] = {w + 40, (w + 1) / 2 + 40, (w + 1) / 2 + 40}, ph[3] = {h, (h + 1) / 2, (h + 1) / 2};
-    size_t bytes = 0;
-    for (int c = 0; c < 3; ++c) bytes += size_t(pw[c]) * ph[c] * sizeof(uint16_t);
+    const int cw = (w + 1) / 2, ch = (h + 1) / 2, stride = 2 * cw + 40;
+    const size_t bytes = size_t(stride) * size_t(h + ch) * sizeof(uint16_t);
     GVC_TRY(buf->reserve(bytes));
     uint16_t* base = buf->get<uint16_t>();
-    for (int c = 0; c < 3; ++c) {
-      m.plane[c] = {base, pw[c], pw[c] - 40, ph[c]};
-      base += size_t(pw[c]) * ph[c];
-    }
+    uint16_t* cb = base + size_t(stride) * h;
+    m.plane[0] = {base, stride, w, h};
+    m.plane[1] = {cb, stride, cw, ch};
+    m.plane[2] = {cb + cw, stride, cw, ch};
     m.bytes = bytes;
     m.owner = buf;
     return {};
@@ -653,7 +654,7 @@ TEST(HevcReconStreams, PicturesFromAnAllocatorMatchCpu) {
   }
   EXPECT_GT(calls, 0u);
   EXPECT_EQ(calls, recon.allocations());
-  std::printf("HEVC streams with the DPB from an allocator (pitched planes): %zu streams, %d frames identical to "
+  std::printf("HEVC streams with the DPB from an allocator (cudahevcdec's layout): %zu streams, %d frames identical to "
               "the CPU, %llu pictures allocated\n",
               files.size(), n_frames, static_cast<unsigned long long>(calls));
 }
