@@ -84,12 +84,13 @@ struct Picture {
     const bool keep = bd_y == bit_depth_y && bd_c == bit_depth_c;
     for (int c = 0; c < 3; ++c) {
       const size_t n = size_t(w[c]) * h[c];
-      if (keep && buf[c].size() == n) {
-      } else if (host_samples) {
-        buf[c].assign(n, 0);
-      } else {
-        buf[c].clear();
-        buf[c].shrink_to_fit();
+      if (!keep || buf[c].size() != n) {
+        if (host_samples) {
+          buf[c].assign(n, 0);
+        } else {
+          buf[c].clear();
+          buf[c].shrink_to_fit();
+        }
       }
       plane[c] = {buf[c].empty() ? nullptr : buf[c].data(), w[c], w[c], h[c]};
     }
