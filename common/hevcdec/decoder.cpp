@@ -488,7 +488,8 @@ struct Decoder::Impl {
     release_pins();  // pictures of jobs done may be reused
     if (!pp.derived_from(pps)) drain_stage();  // a queued run() reads pp
     if (!sps || !pp.derive(sps, pps)) {
-      err = "unsupported or missing SPS/PPS (only 4:2:0, 8/10 bit, CTB 16..64)";
+      err = "unsupported, invalid or missing SPS/PPS (only 4:2:0, 8/10 bit, CTB 16..64, a conformance window "
+            "inside the picture)";
       skipping = true;
       return false;
     }

@@ -26,7 +26,7 @@ bool pb_available(const MvEnv& env, const PbPos& pb, int x_nb, int y_nb) {
                        pb.y_cb + pb.n_cb_s > y_nb;
   bool avail;
   if (!same_cb)
-    avail = env.zscan_available(pb.x_pb, pb.y_pb, x_nb, y_nb);
+    avail = env.zscan_available(env.zscan_self, pb.x_pb, pb.y_pb, x_nb, y_nb);
   else
     avail = !((pb.w << 1) == pb.n_cb_s && (pb.h << 1) == pb.n_cb_s && pb.part_idx == 1 &&
               pb.y_cb + pb.h <= y_nb && pb.x_cb + pb.w > x_nb);

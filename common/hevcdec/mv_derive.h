@@ -3,8 +3,6 @@
 
 #include <gst/codecparsers/gsth265parser.h>
 
-#include <functional>
-
 #include "common/hevcdec/params.h"
 #include "common/hevcdec/picture.h"
 #include "common/hevcdec/syntax.h"
@@ -21,8 +19,9 @@ struct MvEnv {
   const Picture* col = nullptr;   // ColPic; null when slice_temporal_mvp_enabled_flag is 0
   int max_num_merge_cand = 5;     // MaxNumMergeCand
   bool no_backward_pred = false;  // NoBackwardPredFlag
-  // 6.4.1 z-scan order availability of (xNbY, yNbY) from (xCurr, yCurr).
-  std::function<bool(int, int, int, int)> zscan_available;
+  // 6.4.1 z-scan order availability of (xNbY, yNbY) from (xCurr, yCurr), given `zscan_self`.
+  bool (*zscan_available)(const void* self, int x_curr, int y_curr, int x_nb, int y_nb) = nullptr;
+  const void* zscan_self = nullptr;
 };
 
 // A prediction block inside its coding block (8.5.3.2.1 inputs).

@@ -131,6 +131,12 @@ bool PicParams::derive_anew(const GstH265SPS* s, const GstH265PPS* p) {
   // grid rely on it; GstH265Parser does not check)
   const int min_cb_mask = (1 << log2_min_cb_size) - 1;
   if (width <= 0 || height <= 0 || (width & min_cb_mask) || (height & min_cb_mask)) return false;
+  // 7.4.3.2.1: the conformance window lies inside the picture (GstH265Parser computes it
+  // without checking; a window past the picture made an output frame of negative size)
+  if (s->conformance_window_flag &&
+      (s->crop_rect_width <= 0 || s->crop_rect_height <= 0 || s->crop_rect_x < 0 || s->crop_rect_y < 0 ||
+       s->crop_rect_x + s->crop_rect_width > width || s->crop_rect_y + s->crop_rect_height > height))
+    return false;
   pic_width_in_ctbs = (width + ctb_size - 1) >> log2_ctb_size;
   pic_height_in_ctbs = (height + ctb_size - 1) >> log2_ctb_size;
   pic_size_in_ctbs = pic_width_in_ctbs * pic_height_in_ctbs;
@@ -191,20 +197,6 @@ bool PicParams::derive_anew(const GstH265SPS* s, const GstH265PPS* p) {
       for (int y = row_bd[j]; y < row_bd[j + 1]; ++y)
         for (int x = col_bd[i]; x < col_bd[i + 1]; ++x)
           tile_id[ctb_addr_rs_to_ts[y * pic_width_in_ctbs + x]] = t;
-
-  // 6.5.2 z-scan order
-  min_tb_addr_zs.assign(min_tb_width * min_tb_height, 0);
-  const int shift = log2_ctb_size - log2_min_tb_size;
-  for (int y = 0; y < min_tb_height; ++y)
-    for (int x = 0; x < min_tb_width; ++x) {
-      const int ctb_rs = pic_width_in_ctbs * (y >> shift) + (x >> shift);
-      int v = ctb_addr_rs_to_ts[ctb_rs] << (shift * 2);
-      for (int i = 0; i < shift; ++i) {
-        const int m = 1 << i;
-        v += (m & x ? m * m : 0) + (m & y ? 2 * m * m : 0);
-      }
-      min_tb_addr_zs[y * min_tb_width + x] = v;
-    }
 
   for (auto& a : scaling_factor)
     for (auto& b : a) b.clear();

@@ -36,8 +36,6 @@ struct PicParams {
   // 6.5.1 CTB raster and tile scanning conversion.
   std::vector<int> col_bd, row_bd;  // tile boundaries in CTBs (num + 1 entries)
   std::vector<int> ctb_addr_rs_to_ts, ctb_addr_ts_to_rs, tile_id;  // tile_id by ts address
-  // 6.5.2 z-scan order array initialisation, [y * min_tb_width + x].
-  std::vector<int> min_tb_addr_zs;
 
   // 7.4.5 ScalingFactor m[x][y] (raster, x fastest) per [sizeId 0..3][matrixId 0..5]; empty
   // when scaling_list_enabled_flag is 0.
@@ -57,8 +55,14 @@ struct PicParams {
   // Whether `pps` and its SPS are still, in storage and contents, those of the last derive()
   // (a parameter set of the same id may have replaced them since).
   bool derived_from(const GstH265PPS* pps) const;
-  int min_tb_addr_zs_at(int x_luma, int y_luma) const {
-    return min_tb_addr_zs[(y_luma >> log2_min_tb_size) * min_tb_width + (x_luma >> log2_min_tb_size)];
+  // 6.5.2 MinTbAddrZs of the minimum transform block at (x_luma, y_luma) less its CTB's part
+  // (CtbAddrRsToTs << 2 * (CtbLog2SizeY - MinTbLog2SizeY)): the bits of the block's column and
+  // row inside its CTB interleaved, the column's first. Two blocks in one CTB compare by this;
+  // in different CTBs, by the CTBs' tile scan addresses.
+  int zscan_in_ctb(int x_luma, int y_luma) const {
+    static constexpr uint8_t kSpread[16] = {0, 1, 4, 5, 16, 17, 20, 21, 64, 65, 68, 69, 80, 81, 84, 85};
+    const int mask = (1 << (log2_ctb_size - log2_min_tb_size)) - 1;
+    return kSpread[(x_luma >> log2_min_tb_size) & mask] | kSpread[(y_luma >> log2_min_tb_size) & mask] << 1;
   }
 };
 

@@ -28,13 +28,12 @@ inline void cpu_relax() {
 #endif
 }
 
-// About 10-30 us of polling (a pause is 40-140 cycles), then up to kYieldFor of yielding,
+// About 10-30 us of polling (a pause is 40-140 cycles), then up to kYieldUs of yielding,
 // then sleep. Most waits of a wavefront end within a macroblock's time; sleeping at once
 // made the H.264 decision 1.7 -> 2.4-3.8 ms on the H100 host (a sleeping thread there takes
 // tens of microseconds to wake, more on an idle virtual CPU), while only yielding stalled it
 // for milliseconds when the thread waited for was preempted.
 constexpr int kSpins = 512;
-constexpr auto kYieldFor = std::chrono::microseconds(500);
 
 }  // namespace
 
@@ -61,12 +60,12 @@ void Progress::advance(int v) {
   }
 }
 
-void Progress::wait_for(int v) const {
+void Progress::wait_for(int v, int yield_us) const {
   for (int i = 0; i < kSpins; i++) {
     if (value_.load(std::memory_order_acquire) >= v) return;
     cpu_relax();
   }
-  const auto until = std::chrono::steady_clock::now() + kYieldFor;
+  const auto until = std::chrono::steady_clock::now() + std::chrono::microseconds(yield_us);
   while (std::chrono::steady_clock::now() < until) {
     if (value_.load(std::memory_order_acquire) >= v) return;
     std::this_thread::yield();
