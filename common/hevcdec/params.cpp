@@ -132,10 +132,11 @@ bool PicParams::derive_anew(const GstH265SPS* s, const GstH265PPS* p) {
   const int min_cb_mask = (1 << log2_min_cb_size) - 1;
   if (width <= 0 || height <= 0 || (width & min_cb_mask) || (height & min_cb_mask)) return false;
   // 7.4.3.2.1: the conformance window lies inside the picture (GstH265Parser computes it
-  // without checking; a window past the picture made an output frame of negative size)
+  // without checking, from offsets up to 2^32 - 2 that may wrap; a window past the picture
+  // made an output frame of negative size; the sums in 64 bits, where they cannot overflow)
   if (s->conformance_window_flag &&
       (s->crop_rect_width <= 0 || s->crop_rect_height <= 0 || s->crop_rect_x < 0 || s->crop_rect_y < 0 ||
-       s->crop_rect_x + s->crop_rect_width > width || s->crop_rect_y + s->crop_rect_height > height))
+       int64_t(s->crop_rect_x) + s->crop_rect_width > width || int64_t(s->crop_rect_y) + s->crop_rect_height > height))
     return false;
   pic_width_in_ctbs = (width + ctb_size - 1) >> log2_ctb_size;
   pic_height_in_ctbs = (height + ctb_size - 1) >> log2_ctb_size;
