@@ -141,8 +141,6 @@ bool PicParams::derive_anew(const GstH265SPS* s, const GstH265PPS* p) {
   pic_width_in_ctbs = (width + ctb_size - 1) >> log2_ctb_size;
   pic_height_in_ctbs = (height + ctb_size - 1) >> log2_ctb_size;
   pic_size_in_ctbs = pic_width_in_ctbs * pic_height_in_ctbs;
-  min_tb_width = pic_width_in_ctbs << (log2_ctb_size - log2_min_tb_size);
-  min_tb_height = pic_height_in_ctbs << (log2_ctb_size - log2_min_tb_size);
   log2_min_cu_qp_delta_size = log2_ctb_size - p->diff_cu_qp_delta_depth;
   if (s->pcm_enabled_flag) {
     log2_min_pcm_cb_size = s->log2_min_pcm_luma_coding_block_size_minus3 + 3;

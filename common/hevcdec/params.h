@@ -29,7 +29,6 @@ struct PicParams {
   int log2_min_cb_size = 3;
   int log2_min_tb_size = 2, log2_max_tb_size = 5;
   int pic_width_in_ctbs = 0, pic_height_in_ctbs = 0, pic_size_in_ctbs = 0;
-  int min_tb_width = 0, min_tb_height = 0;  // picture size in minimum transform blocks
   int log2_min_cu_qp_delta_size = 0;
   int log2_min_pcm_cb_size = 0, log2_max_pcm_cb_size = 0;
 
