@@ -261,7 +261,7 @@ PreparedLayout prepared_layout(const hevc::PictureRecon& r, const HevcPrepared& 
     at = align16(at + bytes);
     return here;
   };
-  l.levels = place(r.levels.size() * sizeof(int16_t));
+  l.levels = place(r.level_count() * sizeof(int16_t));
   l.mc_pbs = place(p.mc.pbs.size() * sizeof(HevcMcCore::PackedPb));
   l.mc_first = place(p.mc.first_tile.size() * sizeof(uint32_t));
   l.mc_block = place(p.mc.block_pb.size() * sizeof(uint32_t));
@@ -277,7 +277,7 @@ void copy_prepared(const hevc::PictureRecon& r, const HevcPrepared& p, const Pre
   auto put = [base](size_t at, const void* src, size_t bytes) {
     if (bytes) std::memcpy(base + at, src, bytes);
   };
-  put(l.levels, r.levels.data(), r.levels.size() * sizeof(int16_t));
+  r.copy_levels(reinterpret_cast<int16_t*>(base + l.levels));
   put(l.mc_pbs, p.mc.pbs.data(), p.mc.pbs.size() * sizeof(HevcMcCore::PackedPb));
   put(l.mc_first, p.mc.first_tile.data(), p.mc.first_tile.size() * sizeof(uint32_t));
   put(l.mc_block, p.mc.block_pb.data(), p.mc.block_pb.size() * sizeof(uint32_t));
@@ -356,14 +356,14 @@ Status HevcCudaReconstructor::reconstruct(const hevc::PicParams& pp, const hevc:
     GVC_TRY(prepared_staging_.release(s));
     prep_dev = records_.get<uint8_t>();
   }
-  const size_t level_bytes = r.levels.size() * sizeof(int16_t);
+  const size_t n_levels = r.level_count(), level_bytes = n_levels * sizeof(int16_t);
   if (level_bytes && !prep) {
     if (records_.size() < level_bytes) GVC_TRY(records_.reserve(with_headroom(level_bytes)));
     uint8_t* staging = nullptr;
     GVC_TRY(level_staging_.acquire(level_bytes, staging));
     // one memcpy on this thread: shares on the kept threads (parallel_for) were no faster on
     // the H100 host, and may wait for workers busy with the frame threads' planning
-    std::memcpy(staging, r.levels.data(), level_bytes);
+    r.copy_levels(reinterpret_cast<int16_t*>(staging));
     GVC_CUDA_TRY(cudaMemcpyAsync(records_.get(), staging, level_bytes, cudaMemcpyHostToDevice, s));
     GVC_TRY(level_staging_.release(s));
   }
@@ -394,13 +394,13 @@ Status HevcCudaReconstructor::reconstruct(const hevc::PicParams& pp, const hevc:
   }
   lap(t, times.mc);
   if (gpu_timer_) GVC_TRY(gpu_timer_->mark(kGpuMc, s));
-  GVC_TRY(inter_residual_.run(r.inter_tus, levels, r.levels.size(), scaling, cur.plane,
+  GVC_TRY(inter_residual_.run(r.inter_tus, levels, n_levels, scaling, cur.plane,
                               pp.bit_depth_y, pp.bit_depth_c, s));
   lap(t, times.inter_residual);
   if (gpu_timer_) GVC_TRY(gpu_timer_->mark(kGpuInterResidual, s));
   if (!r.intra.empty()) {
     if (!r.intra_tus.empty()) {
-      GVC_TRY(intra_residual_.run_to_residuals(r.intra_tus, levels, r.levels.size(), scaling,
+      GVC_TRY(intra_residual_.run_to_residuals(r.intra_tus, levels, n_levels, scaling,
                                                cur.plane, pp.bit_depth_y, pp.bit_depth_c,
                                                levels, s));
     }

@@ -1,6 +1,7 @@
 // recon.cpp: the recorded sample reconstruction of a picture, run on the CPU
 #include "common/hevcdec/recon.h"
 
+#include <cstring>
 #include <memory>
 
 namespace gvc::hevc {
@@ -12,10 +13,32 @@ void PictureRecon::clear() {
   intra_tus.clear();
   intra.clear();
   levels.clear();
+  n_level_rows = 0;
   pcm.clear();
   pcm_samples.clear();
   loop_filters_planned = false;
   prepared_ready = false;
+}
+
+size_t PictureRecon::level_count() const {
+  size_t n = levels.size();
+  for (size_t i = 0; i < n_level_rows; ++i) n += level_rows[i].size();
+  return n;
+}
+
+void PictureRecon::copy_levels(int16_t* to) const {
+  if (!levels.empty()) std::memcpy(to, levels.data(), levels.size() * sizeof(int16_t));
+  to += levels.size();
+  for (size_t i = 0; i < n_level_rows; ++i) {
+    const std::vector<int16_t>& row = level_rows[i];
+    if (!row.empty()) std::memcpy(to, row.data(), row.size() * sizeof(int16_t));
+    to += row.size();
+  }
+}
+
+void PictureRecon::flatten_levels() {
+  for (size_t i = 0; i < n_level_rows; ++i) levels.insert(levels.end(), level_rows[i].begin(), level_rows[i].end());
+  n_level_rows = 0;
 }
 
 uint8_t PictureRecon::ref_index(const Picture* p) {
@@ -53,13 +76,21 @@ HevcMcBatch mc_batch(const PicParams& pp, const PictureRecon& r, const HevcPlane
 
 void reconstruct_picture(const PicParams& pp, const PictureRecon& r, Picture& pic) {
   write_pcm_blocks(r, pic);
+  // the levels as one array (those of WPP rows are apart: PictureRecon::level_rows)
+  std::vector<int16_t> joined;
+  const int16_t* levels = r.levels.data();
+  if (r.n_level_rows) {
+    joined.resize(r.level_count());
+    r.copy_levels(joined.data());
+    levels = joined.data();
+  }
   if (!r.pbs.empty()) {
     std::unique_ptr<HevcPlane[][3]> refs(new HevcPlane[r.refs.size()][3]);
     for (size_t i = 0; i < r.refs.size(); ++i)
       for (int c = 0; c < 3; ++c) refs[i][c] = r.refs[i]->plane[c];
     HevcMc::run(mc_batch(pp, r, refs.get()), pic.plane);
   }
-  HevcResidual::run(r.inter_tus, r.levels.data(), pic.plane, pp.bit_depth_y, pp.bit_depth_c);
+  HevcResidual::run(r.inter_tus, levels, pic.plane, pp.bit_depth_y, pp.bit_depth_c);
   HevcIntraRefs refs;
   for (const HevcIntraBlock& b : r.intra) {
     const HevcPlane& plane = pic.plane[b.c_idx];
@@ -71,7 +102,7 @@ void reconstruct_picture(const PicParams& pp, const PictureRecon& r, Picture& pi
     prm.bit_depth = b.c_idx ? pp.bit_depth_c : pp.bit_depth_y;
     prm.strong_intra_smoothing = pp.sps->strong_intra_smoothing_enabled_flag;
     hevc_intra_predict(refs, prm, plane, b.x, b.y);
-    if (b.tu >= 0) HevcResidual::run_one(r.intra_tus[size_t(b.tu)], r.levels.data(), plane, prm.bit_depth);
+    if (b.tu >= 0) HevcResidual::run_one(r.intra_tus[size_t(b.tu)], levels, plane, prm.bit_depth);
   }
 }
 

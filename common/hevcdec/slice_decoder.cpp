@@ -928,11 +928,14 @@ void SliceDecoder::intra_predict(int x0, int y0, int log2_size, int c_idx, int m
   recon_->intra.push_back(b);
 }
 
-// Appends the sample work of one row to the picture's, in decoding order.
-void append_recon(PictureRecon& to, const PictureRecon& from) {
-  const uint32_t levels = uint32_t(to.levels.size()), pcm = uint32_t(to.pcm_samples.size());
+// Appends the sample work of one row to the picture's, in decoding order. The row's levels
+// move to the picture's level_rows, which give `from` an array of an earlier picture's back.
+void append_recon(PictureRecon& to, PictureRecon& from) {
+  const uint32_t levels = uint32_t(to.level_count()), pcm = uint32_t(to.pcm_samples.size());
   const int32_t intra_tus = int32_t(to.intra_tus.size());
-  to.levels.insert(to.levels.end(), from.levels.begin(), from.levels.end());
+  if (to.level_rows.size() <= to.n_level_rows) to.level_rows.resize(to.n_level_rows + 1);
+  to.level_rows[to.n_level_rows++].swap(from.levels);
+  from.levels.clear();
   to.pcm_samples.insert(to.pcm_samples.end(), from.pcm_samples.begin(), from.pcm_samples.end());
   to.pbs.insert(to.pbs.end(), from.pbs.begin(), from.pbs.end());
   for (HevcTu tu : from.inter_tus) {
@@ -1015,6 +1018,8 @@ bool decode_slice_segment(const SliceDecodeInput& in, const uint8_t* rbsp, size_
       int(in.sh->segment_address) / pp.pic_width_in_ctbs + int(in.substreams->size()) <= pp.pic_height_in_ctbs &&
       in.substreams->front() == data_offset)
     return decode_rows_in_parallel(in, rbsp, size);
+  // this segment's levels go into `levels`, after every earlier one's
+  if (in.recon) in.recon->flatten_levels();
   SliceDecoder d(in);
   return d.run(rbsp, size, data_offset);
 }

@@ -266,6 +266,23 @@ SynthParams dependent_slices_wpp_ctb16() {
   return p;
 }
 
+// WPP with independent slices only: the rows of the first and the last slice are parsed on
+// threads of their own, the two slices within row 2 on the caller's. A picture's levels then
+// come from row records, its own, and row records again (PictureRecon::level_rows and
+// flatten_levels keep them in order).
+SynthParams wpp_slices() {
+  SynthParams p;
+  p.width = 416;
+  p.height = 240;
+  p.log2_ctb_size = 5;
+  p.wpp = true;
+  p.segments = {{0, false, 0}, {26, false, 4}, {30, false, -3}, {39, false, 2}};
+  p.cu_qp_delta.enabled = true;
+  p.p_pictures = 1;
+  p.seed = 57;
+  return p;
+}
+
 // CTBs of 64 (64x64 intra coding units split into four transform blocks of 32, MaxTbLog2SizeY
 // 5) in 2x2 tiles of 4x2 CTBs, with PCM coding units up to 32x32 inside them.
 SynthParams ctb64_tiles() {
@@ -376,6 +393,7 @@ const SynthCase kCases[] = {
     {"dependent_slices_wpp", 2, dependent_slices_wpp, "DEP,WPP,SLICES9,P,QPD"},
     {"dependent_slices_wpp_ctb16", 2, dependent_slices_wpp_ctb16, "DEP,WPP,SLICES11,P,QPD"},
     {"wpp_one_ctb_wide", 2, wpp_one_ctb_wide, "DEPROW,WPP,SLICES5,P,QPD"},
+    {"wpp_slices", 2, wpp_slices, "WPP,SLICES4,P,QPD"},
     {"pcm_5_7_loop_filtered", 3, pcm_5_7_loop_filtered, "PCM5/7"},
     {"pcm_7_5_no_loop_filter", 3, pcm_7_5_no_loop_filter, "PCM7/5,PCMNOLF,P", 1, 3},
     {"main10_pcm8", 2, main10_pcm8, "PCM8/8,P"},
