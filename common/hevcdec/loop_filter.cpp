@@ -34,6 +34,9 @@ inline int boundary_strength(const FrameState& fs, const Picture& pic, size_t p,
   if (!edge) return 0;
   if (fs.pred_mode[p] == MODE_INTRA || fs.pred_mode[q] == MODE_INTRA) return 2;
   if ((edge & 1) && (fs.nz_luma[p] || fs.nz_luma[q])) return 1;
+  // a transform block edge that is no prediction block edge has one prediction block on both
+  // sides: the same slice, pictures and vectors
+  if (!(edge & 2)) return 0;
   // Motion comparison: which pictures are referenced matters, not through which list.
   const MvField& fp = pic.mvf[p];
   const MvField& fq = pic.mvf[q];
