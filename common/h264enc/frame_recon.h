@@ -49,6 +49,10 @@ struct ReconJob {
   // (an implementation that finishes rows over time, the GPU's intra wavefront, hands them
   // over as they come, so entropy coding can start on the first rows).
   bool mbs_by_rows = false;
+  // The caller reads job.mbs only after wait_rows() of every row (the encoder's frame pipeline,
+  // which codes the frame's slices during the next frame): run() may return before any of
+  // them is complete, whatever the frame, and its stream need not wait for their download.
+  bool mbs_later = false;
 };
 
 struct DecideJob {
@@ -124,7 +128,8 @@ class FrameReconstructor {
   virtual double last_prepare_ms() const { return 0; }
   // Milliseconds of the last finished run() by part, where the implementation measures them
   // (the GPU's, with events): uploads; inter, intra and loop-filter kernels; the reference
-  // planes (half-pel planes, chroma copies); downloads.
+  // planes (half-pel planes, chroma copies); downloads (the GPU's: of the reconstruction, not
+  // of the macroblocks, which go down on a stream of their own).
   struct RunTimes {
     double upload = 0, inter = 0, intra = 0, deblock = 0, planes = 0, download = 0;
   };

@@ -917,11 +917,13 @@ std::vector<GstBuffer*> moving_texture(int w, int h, int n) {
   return frames;
 }
 
-// tune=zerolatency on the GPU (an IDR's macroblocks handed to the entropy coding by rows as
-// the intra wavefront gives them) with the test hook of gst/backendsel.h failing the backend
-// after a few frames: the access units before the failure are the CPU backend's, byte for
-// byte, then the element's error.
-TEST(H264EncGpu, ZerolatencyFramesBeforeAFailureAreTheCpus) {
+// On the GPU, with tune=zerolatency (an IDR's macroblocks handed to the entropy coding by rows
+// as the intra wavefront gives them) and in the frame pipeline (each frame's macroblocks
+// coming down while the next frame's source and motion search go on, its entropy coding
+// started by the next frame: Encoder::start_entropy), with the test hook of gst/backendsel.h
+// failing the backend after a few frames or not at all: the access units before the failure
+// are the CPU backend's, byte for byte, then the element's error.
+TEST(H264EncGpu, FramesBeforeAFailureAreTheCpus) {
 #if GVC_TEST_CUDA
   if (!cuda_device_present()) GTEST_SKIP() << "no CUDA device or driver on this machine";
   const int w = 176, h = 144, n = 9;
@@ -931,21 +933,24 @@ TEST(H264EncGpu, ZerolatencyFramesBeforeAFailureAreTheCpus) {
   encode("backend=cpu tune=zerolatency key-int-max=3 qp=12 rate-control=cqp", caps, frames, want);
   ASSERT_TRUE(want.error.empty()) << want.error;
   ASSERT_EQ(want.aus.size(), size_t(n));
-  for (const char* fail_after : {"", "12", "17"}) {  // 2 backend calls an IDR, 3 a P frame
-    if (*fail_after) g_setenv("GVC_TEST_BACKEND_FAIL_AFTER", fail_after, TRUE);
-    Encoded got;
-    encode("backend=cuda tune=zerolatency key-int-max=3 qp=12 rate-control=cqp", caps, frames, got);
-    g_unsetenv("GVC_TEST_BACKEND_FAIL_AFTER");
-    if (*fail_after) {
-      EXPECT_NE(got.error.find("injected backend failure"), std::string::npos) << fail_after << ": " << got.error;
-      EXPECT_GT(got.aus.size(), size_t(0)) << fail_after;
-      EXPECT_LT(got.aus.size(), size_t(n)) << fail_after;
-    } else {
-      EXPECT_TRUE(got.error.empty()) << got.error;
-      EXPECT_EQ(got.aus.size(), size_t(n));
+  for (const char* tune : {"tune=zerolatency", ""}) {
+    for (const char* fail_after : {"", "12", "17"}) {  // 2 backend calls an IDR, 3 a P frame
+      if (*fail_after) g_setenv("GVC_TEST_BACKEND_FAIL_AFTER", fail_after, TRUE);
+      Encoded got;
+      encode(std::string("backend=cuda key-int-max=3 qp=12 rate-control=cqp ") + tune, caps, frames, got);
+      g_unsetenv("GVC_TEST_BACKEND_FAIL_AFTER");
+      if (*fail_after) {
+        EXPECT_NE(got.error.find("injected backend failure"), std::string::npos) << tune << fail_after << ": " << got.error;
+        EXPECT_GT(got.aus.size(), size_t(0)) << tune << fail_after;
+        EXPECT_LT(got.aus.size(), size_t(n)) << tune << fail_after;
+      } else {
+        EXPECT_TRUE(got.error.empty()) << tune << got.error;
+        EXPECT_EQ(got.aus.size(), size_t(n)) << tune;
+      }
+      for (size_t i = 0; i < got.aus.size() && i < want.aus.size(); i++)
+        EXPECT_EQ(bytes_of(got.aus[i]), bytes_of(want.aus[i]))
+            << tune << " failing after " << fail_after << ": frame " << i;
     }
-    for (size_t i = 0; i < got.aus.size() && i < want.aus.size(); i++)
-      EXPECT_EQ(bytes_of(got.aus[i]), bytes_of(want.aus[i])) << "failing after " << fail_after << ": frame " << i;
   }
   for (GstBuffer* f : frames) gst_buffer_unref(f);
 #else
