@@ -780,7 +780,7 @@ Status H264ReconCore::run(const h264::ReconJob& job, cudaStream_t s) {
   GVC_CUDA_TRY(cudaMemsetAsync(intra_progress, 0, 2 * size_t(job.mb_height) * sizeof(unsigned), s));
   // By rows where the wavefront is long: a P frame's few intra macroblocks take it through
   // the picture quickly, and then one copy on several threads is quicker than the bands'.
-  const bool by_rows = (job.mbs_by_rows || job.mbs_later) && 4 * intra_count >= mb_count;
+  const bool by_rows = job.mbs_by_rows && 4 * intra_count >= mb_count;
   if (by_rows) GVC_TRY(rows_start_.record(s));  // before the kernels: download_rows' waits start here
   if (job.num_refs > 0) {
     recon_inter<<<(mb_count + kReconThreads - 1) / kReconThreads, kReconThreads, kReconSharedBytes, s>>>(k);
@@ -792,11 +792,11 @@ Status H264ReconCore::run(const h264::ReconJob& job, cudaStream_t s) {
     GVC_CUDA_TRY(cudaGetLastError());
   }
   GVC_CUDA_TRY(cudaEventRecord(marks_[3], s));
-  // The macroblocks' levels, which entropy coding needs, go down on rows_ (through pinned
+  // The macroblocks' levels, which entropy coding needs now, go down on rows_ (through pinned
   // memory: pageable destinations make copies synchronous and slow) while the loop filter,
   // the reference planes and their downloads go on here: on this stream the 11 MB of a 1080p
   // frame held the loop filter back, and the next frame's motion search behind it, by 0.45 ms.
-  // run() returns once they are there, or at once (by rows, or job.mbs_later).
+  // run() returns once they are there (by rows: at once).
   GVC_TRY(levels_staging_.reserve(mb_bytes));
   // A failure from here on drops the bands queued (the wavefront is launched: they end), so
   // that nothing is copied later into job.mbs, which the caller may have let go.
@@ -856,7 +856,7 @@ Status H264ReconCore::run(const h264::ReconJob& job, cudaStream_t s) {
   pending_ = std::move(copies);  // only once every copy is under way
   pending_on_device_ = job.rec_luma != nullptr;  // the reference is kept there (keep_reconstruction)
   drop.armed = false;
-  if (by_rows || job.mbs_later) return {};
+  if (by_rows) return {};
   return wait_rows(rows_height_);
 }
 
@@ -898,7 +898,8 @@ Status H264ReconCore::download_mbs(const h264::ReconJob& job, cudaStream_t s) {
   GVC_TRY(rows_start_.record(s));
   GVC_TRY(rows_start_.wait_on(rows_.get()));
   if (band_ready_.empty()) band_ready_.resize(1);
-  GVC_CUDA_TRY(cudaMemcpyAsync(levels_staging_.get(), mbs_.get(), size_t(job.mb_width) * size_t(job.mb_height) * sizeof(Macroblock),
+  GVC_CUDA_TRY(cudaMemcpyAsync(levels_staging_.get(), mbs_.get(),
+                               size_t(job.mb_width) * size_t(job.mb_height) * sizeof(Macroblock),
                                cudaMemcpyDeviceToHost, rows_.get()));
   GVC_TRY(band_ready_[0].record(rows_.get()));
   bands_ = 1;

@@ -37,10 +37,9 @@ class H264ReconCore {
   // job.rec_luma the reconstruction's half-pel planes are built here and kept as the
   // reference of id job.rec_id.
   // The macroblocks go down on rows_, beside the loop filter on run()'s stream. With
-  // job.mbs_by_rows or job.mbs_later, when at least a quarter of the macroblocks are intra (the
-  // intra wavefront is long), they go in bands of rows behind it, and run() returns at once:
-  // wait_rows() completes them; else in one copy behind the reconstruction, which run() waits
-  // for unless job.mbs_later (then wait_rows()).
+  // job.mbs_by_rows, when at least a quarter of the macroblocks are intra (the intra wavefront
+  // is long), they go in bands of rows behind it, and run() returns at once: wait_rows()
+  // completes them; else in one copy behind the reconstruction, which run() waits for.
   Status run(const h264::ReconJob& job, cudaStream_t s);
   // Returns once rows [0, rows) of the last run()'s job.mbs are complete (FrameReconstructor::
   // wait_rows); every row with rows >= the job's height.

@@ -38,7 +38,6 @@ Status Encoder::init(const EncoderParams& p, Backend* backend) {
     return Status::error("slices must be between 1 and the number of macroblocks");
   entropy_.wait_idle();  // its job reads what follows
   pending_ = EncodedFrame();
-  to_code_ = ToCode();
   params_ = p;
   mb_width_ = (p.width + 15) / 16;
   mb_height_ = (p.height + 15) / 16;
@@ -190,34 +189,15 @@ void count_stats(const std::vector<Macroblock>& mbs, FrameStats& stats) {
 Status Encoder::set_pipelined(bool on) {
   if (on == pipelined_) return Status();
   entropy_.wait_idle();
-  if (pending_.present || to_code_.waiting) return Status::error("an access unit is still held: drain() it first");
+  if (pending_.present) return Status::error("an access unit is still held: drain() it first");
   pipelined_ = on;
   return Status();
 }
 
-Status Encoder::drain(EncodedFrame& out) {
-  const Status st = start_entropy();
+void Encoder::drain(EncodedFrame& out) {
   entropy_.wait_idle();
   out = std::move(pending_);
   pending_ = EncodedFrame();
-  return st;
-}
-
-Status Encoder::start_entropy() {
-  if (!to_code_.waiting) return Status();
-  to_code_.waiting = false;
-  Status st = recon_->wait_rows(mb_height_);
-  if (!st.ok()) {
-    pending_ = EncodedFrame();  // its macroblocks never came: nothing to code
-    return Status::error(std::string("reconstruction failed: ") + st.message());
-  }
-  const SliceHeader sh = to_code_.sh;
-  const int num_refs = to_code_.num_refs;
-  entropy_.push([this, sh, num_refs] {
-    code_slices(coded_mbs_, sh, num_refs, pending_);
-    pending_.present = true;
-  });
-  return Status();
 }
 
 Status Encoder::set_qp(int qp) {
@@ -313,11 +293,6 @@ Status Encoder::encode(const FrameIn& in, bool force_idr, EncodedFrame& out) {
   cur.times.analysis_upload = std::chrono::duration<double, std::milli>(after_upload - clock).count();
   cur.times.analysis = ms_since(clock);
   cur.times.cpu.analysis = cpu_ms_since(cpu, cpu_times_);
-  {
-    // the last frame's macroblocks came down beside this frame's source and motion search
-    Status st = start_entropy();
-    if (!st.ok()) return st;
-  }
 
   BitWriter bw;
   if (params_.aud) {
@@ -405,7 +380,6 @@ Status Encoder::encode(const FrameIn& in, bool force_idr, EncodedFrame& out) {
   job.deblock_params.alpha_c0_offset = 2 * params_.deblock.alpha_c0_offset_div2;
   job.deblock_params.beta_offset = 2 * params_.deblock.beta_offset_div2;
   job.mbs_by_rows = !pipelined_;  // entropy coding follows the rows here (below)
-  job.mbs_later = pipelined_;      // or the next encode() starts it (start_entropy)
   Status st = recon_->run(job);
   if (!st.ok()) return Status::error(std::string("reconstruction failed: ") + st.message());
 
@@ -457,10 +431,6 @@ Status Encoder::encode(const FrameIn& in, bool force_idr, EncodedFrame& out) {
   pending_ = std::move(frame_);
   frame_ = EncodedFrame();
   std::swap(mbs_, coded_mbs_);
-  if (recon_->rows_later()) {  // its macroblocks are on their way: start_entropy
-    to_code_ = ToCode{true, sh, num_refs};
-    return Status();
-  }
   entropy_.push([this, sh, num_refs] {
     code_slices(coded_mbs_, sh, num_refs, pending_);
     pending_.present = true;

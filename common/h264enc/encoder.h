@@ -78,19 +78,15 @@ class Encoder {
   // Seed 003's frame-level pipeline: when on, encode() returns once the frame's entropy coding
   // has started on a thread of the encoder's own, which codes it while the next frame is
   // analysed, decided and reconstructed; each access unit then comes out of the next encode()
-  // or drain(). Where the reconstructor's run() leaves the macroblocks on their way (the GPU's:
-  // ReconJob::mbs_later), encode() returns at once and the next encode() starts that entropy
-  // coding once its motion search is done (start_entropy). Same bits either way. Off by
-  // default (no frame held back: tune=zerolatency). Fails while an access unit is held
-  // (drain() first).
+  // or drain(). Same bits either way. Off by default (no frame held back: tune=zerolatency).
+  // Fails while an access unit is held (drain() first).
   Status set_pipelined(bool on);
   bool pipelined() const { return pipelined_; }
   // Measures StageTimes::cpu of the following frames (off: zeros). Set it while no frame is
   // being coded (before encoding, or after drain()): the entropy thread reads it.
   void set_cpu_times(bool on) { cpu_times_ = on; }
-  // The access unit a pipelined encoder still holds (out.present false: none); fails, with
-  // none, when the reconstructor failed before its macroblocks were complete. init() drops it.
-  Status drain(EncodedFrame& out);
+  // The access unit a pipelined encoder still holds (out.present false: none). init() drops it.
+  void drain(EncodedFrame& out);
   // Whether the next frame is an IDR even when none is forced (first frame, key-int-max).
   bool idr_due() const {
     return dpb_.empty() || !params_.analyse.inter || frames_since_idr_ >= params_.keyint_max;
@@ -107,8 +103,7 @@ class Encoder {
   void recon_i420(std::vector<uint8_t>& out) const;
   // Which reconstruction stage runs ("cpu" or the backend's).
   const char* reconstructor_name() const { return recon_ ? recon_->name() : ""; }
-  // The last frame's macroblocks in raster order (pipelined on the GPU: complete after the
-  // next encode() or drain()).
+  // The last frame's macroblocks in raster order.
   const std::vector<Macroblock>& macroblocks() const { return coded_mbs_; }
 
  private:
@@ -119,9 +114,6 @@ class Encoder {
   void code_slices(const std::vector<Macroblock>& mbs, const SliceHeader& sh, int num_refs, EncodedFrame& out,
                    const Progress* rows_ready = nullptr);
   DecideFlags decide_flags() const;
-  // Pipelined: the entropy coding of the last frame (to_code_), once its macroblocks are
-  // complete (FrameReconstructor::wait_rows); nothing when it started already.
-  Status start_entropy();
 
   EncoderParams params_;
   Sps sps_;
@@ -152,13 +144,6 @@ class Encoder {
   bool pipelined_ = false;
   EncodedFrame frame_;    // pipelined: the frame being encoded, until its entropy coding starts
   EncodedFrame pending_;  // pipelined: the frame the entropy thread codes (or coded)
-  // Pipelined: pending_, when its macroblocks were still on their way at the end of its
-  // encode() and its entropy coding has not started (start_entropy)
-  struct ToCode {
-    bool waiting = false;
-    SliceHeader sh;
-    int num_refs = 0;
-  } to_code_;
   JobThread entropy_;     // last: destroyed first, finishing its job
 };
 

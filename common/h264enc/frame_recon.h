@@ -49,10 +49,6 @@ struct ReconJob {
   // (an implementation that finishes rows over time, the GPU's intra wavefront, hands them
   // over as they come, so entropy coding can start on the first rows).
   bool mbs_by_rows = false;
-  // The caller reads job.mbs only after wait_rows() of every row (the encoder's frame pipeline,
-  // which codes the frame's slices during the next frame): run() may return before any of
-  // them is complete, whatever the frame, and its stream need not wait for their download.
-  bool mbs_later = false;
 };
 
 struct DecideJob {

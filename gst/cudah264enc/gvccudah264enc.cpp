@@ -880,14 +880,7 @@ gvc_cuda_h264_enc_push_held (GvcCudaH264Enc * self)
 
   if (!e || !e->configured || e->failed)
     return GST_FLOW_OK;
-  gvc::Status st = e->encoder.drain (out);
-  if (!st.ok ()) {
-    GST_ELEMENT_ERROR (self, LIBRARY, ENCODE,
-        ("Encoding the last frame failed: %s.", st.message ().c_str ()),
-        ("%s backend", e->backend->name ()));
-    e->failed = true;
-    return GST_FLOW_ERROR;
-  }
+  e->encoder.drain (out);
   return out.present ? gvc_cuda_h264_enc_finish_oldest (self, out) : GST_FLOW_OK;
 }
 
@@ -1049,7 +1042,7 @@ gvc_cuda_h264_enc_handle_frame (GstVideoEncoder * enc,
     if (out.present && e->encoder.pipelined ())
       gvc_cuda_h264_enc_finish_oldest (self, out);
     gvc::h264::EncodedFrame dropped;
-    (void) e->encoder.drain (dropped);
+    e->encoder.drain (dropped);
     e->failed = true;
     gst_video_encoder_finish_frame (enc, frame);
     return GST_FLOW_ERROR;
@@ -1075,7 +1068,7 @@ gvc_cuda_h264_enc_flush (GstVideoEncoder * enc)
    * frame the pipeline holds is dropped with the base class's pending frames. */
   if (self->engine) {
     gvc::h264::EncodedFrame dropped;
-    (void) self->engine->encoder.drain (dropped);
+    self->engine->encoder.drain (dropped);
     self->engine->rc.cancel_planned ();  /* it will never be sent */
     self->engine->force_idr = true;
   }
