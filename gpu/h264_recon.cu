@@ -792,11 +792,10 @@ Status H264ReconCore::run(const h264::ReconJob& job, cudaStream_t s) {
     GVC_CUDA_TRY(cudaGetLastError());
   }
   GVC_CUDA_TRY(cudaEventRecord(marks_[3], s));
-  // The macroblocks' levels, which entropy coding needs now, go down on rows_ (through pinned
-  // memory: pageable destinations make copies synchronous and slow) while the loop filter,
-  // the reference planes and their downloads go on here: on this stream the 11 MB of a 1080p
-  // frame held the loop filter back, and the next frame's motion search behind it, by 0.45 ms.
-  // run() returns once they are there (by rows: at once).
+  // The macroblocks' levels, which entropy coding needs now, go down first (through pinned
+  // memory: pageable destinations make copies synchronous and slow); run() returns once they
+  // are there (by rows: at once), and the loop filter, the reference planes and their
+  // downloads go on meanwhile.
   GVC_TRY(levels_staging_.reserve(mb_bytes));
   // A failure from here on drops the bands queued (the wavefront is launched: they end), so
   // that nothing is copied later into job.mbs, which the caller may have let go.
@@ -806,11 +805,11 @@ Status H264ReconCore::run(const h264::ReconJob& job, cudaStream_t s) {
     ~DropRows() {
       if (armed) core->drop_rows();
     }
-  } drop{this, true};
+  } drop{this, by_rows};
   if (by_rows)
     GVC_TRY(download_rows(job, intra_progress));
   else
-    GVC_TRY(download_mbs(job, s));
+    GVC_CUDA_TRY(cudaMemcpyAsync(levels_staging_.get(), mbs_.get(), mb_bytes, cudaMemcpyDeviceToHost, s));
   GVC_CUDA_TRY(cudaEventRecord(marks_[4], s));
   if (job.deblock) {
     // deblock_rows moves luma in words and chroma in half-words (rec_ is cudaMalloc'd)
@@ -857,7 +856,9 @@ Status H264ReconCore::run(const h264::ReconJob& job, cudaStream_t s) {
   pending_on_device_ = job.rec_luma != nullptr;  // the reference is kept there (keep_reconstruction)
   drop.armed = false;
   if (by_rows) return {};
-  return wait_rows(rows_height_);
+  GVC_TRY(wait_event(marks_[4], "reconstruction levels"));
+  copy_host_parallel(job.mbs, levels_staging_.get(), mb_bytes);
+  return {};
 }
 
 // Called after the wavefront's launch: under serialised launches (CUDA_LAUNCH_BLOCKING, a
@@ -866,7 +867,6 @@ Status H264ReconCore::run(const h264::ReconJob& job, cudaStream_t s) {
 // or drop_rows().
 Status H264ReconCore::download_rows(const h264::ReconJob& job, const unsigned* intra_progress) {
   bands_ = bands_copied_ = 0;
-  band_rows_ = kBandRows;
   rows_width_ = job.mb_width;
   rows_height_ = job.mb_height;
   rows_dst_ = job.mbs;
@@ -888,24 +888,6 @@ Status H264ReconCore::download_rows(const h264::ReconJob& job, const unsigned* i
   return {};
 }
 
-Status H264ReconCore::download_mbs(const h264::ReconJob& job, cudaStream_t s) {
-  bands_ = bands_copied_ = 0;
-  band_rows_ = job.mb_height;
-  rows_width_ = job.mb_width;
-  rows_height_ = job.mb_height;
-  rows_dst_ = job.mbs;
-  GVC_TRY(rows_.create());
-  GVC_TRY(rows_start_.record(s));
-  GVC_TRY(rows_start_.wait_on(rows_.get()));
-  if (band_ready_.empty()) band_ready_.resize(1);
-  GVC_CUDA_TRY(cudaMemcpyAsync(levels_staging_.get(), mbs_.get(),
-                               size_t(job.mb_width) * size_t(job.mb_height) * sizeof(Macroblock),
-                               cudaMemcpyDeviceToHost, rows_.get()));
-  GVC_TRY(band_ready_[0].record(rows_.get()));
-  bands_ = 1;
-  return {};
-}
-
 void H264ReconCore::drop_rows() {
   if (bands_copied_ < bands_) (void)rows_.synchronize("dropped reconstruction levels");
   bands_ = bands_copied_ = 0;
@@ -913,17 +895,11 @@ void H264ReconCore::drop_rows() {
 
 Status H264ReconCore::wait_rows(int rows) {
   const size_t row_bytes = size_t(rows_width_) * sizeof(Macroblock);
-  while (bands_copied_ < bands_ && bands_copied_ * band_rows_ < rows) {
-    const int y0 = bands_copied_ * band_rows_, y1 = std::min(rows_height_, y0 + band_rows_);
+  while (bands_copied_ < bands_ && bands_copied_ * kBandRows < rows) {
+    const int y0 = bands_copied_ * kBandRows, y1 = std::min(rows_height_, y0 + kBandRows);
     GVC_TRY(band_ready_[size_t(bands_copied_)].synchronize("reconstruction levels"));
-    uint8_t* dst = reinterpret_cast<uint8_t*>(rows_dst_) + size_t(y0) * row_bytes;
-    const uint8_t* src = levels_staging_.get<uint8_t>() + size_t(y0) * row_bytes;
-    // one band of every row (11 MB at 1080p) on several threads; the wavefront's small bands
-    // as they come, on this one
-    if (band_rows_ > kBandRows)
-      copy_host_parallel(dst, src, size_t(y1 - y0) * row_bytes);
-    else
-      std::memcpy(dst, src, size_t(y1 - y0) * row_bytes);
+    std::memcpy(reinterpret_cast<uint8_t*>(rows_dst_) + size_t(y0) * row_bytes,
+                levels_staging_.get<uint8_t>() + size_t(y0) * row_bytes, size_t(y1 - y0) * row_bytes);
     bands_copied_++;
   }
   if (bands_copied_ == bands_) bands_ = bands_copied_ = 0;

@@ -36,10 +36,9 @@ class H264ReconCore {
   // are kept on the device by id; one not held yet is uploaded from the job. With
   // job.rec_luma the reconstruction's half-pel planes are built here and kept as the
   // reference of id job.rec_id.
-  // The macroblocks go down on rows_, beside the loop filter on run()'s stream. With
-  // job.mbs_by_rows, when at least a quarter of the macroblocks are intra (the intra wavefront
-  // is long), they go in bands of rows behind it, and run() returns at once: wait_rows()
-  // completes them; else in one copy behind the reconstruction, which run() waits for.
+  // With job.mbs_by_rows, when at least a quarter of the macroblocks are intra (the intra
+  // wavefront is long), the macroblocks go down in bands of rows behind it (on rows_), and
+  // run() returns at once: wait_rows() completes them.
   Status run(const h264::ReconJob& job, cudaStream_t s);
   // Returns once rows [0, rows) of the last run()'s job.mbs are complete (FrameReconstructor::
   // wait_rows); every row with rows >= the job's height.
@@ -103,8 +102,6 @@ class H264ReconCore {
   RefEntry* held_entry(uint64_t id);
   // Queues the bands' downloads of run() with job.mbs_by_rows (see run()).
   Status download_rows(const h264::ReconJob& job, const unsigned* intra_progress);
-  // The macroblocks in one band, behind the work queued on `s` so far (run()).
-  Status download_mbs(const h264::ReconJob& job, cudaStream_t s);
   // Waits for the bands still queued and forgets them, copying nothing (after a failure).
   void drop_rows();
 
@@ -118,8 +115,8 @@ class H264ReconCore {
   PinnedBuffer levels_staging_, staging_;  // run()'s downloads: the macroblocks, the rest
   std::vector<StagedCopy> pending_;         // what finish() copies out of staging_
   bool pending_on_device_ = false;          // the pending run() kept its reconstruction
-  // run(): start, uploads, inter, intra, the macroblocks' download queued (on rows_), loop
-  // filter, reference planes, downloads done (on aux_)
+  // run(): start, uploads, inter, intra, macroblocks down, loop filter, reference planes,
+  // downloads done (on aux_)
   cudaEvent_t marks_[8] = {};
   Event synced_;  // the waits for the decision's source and preparation
   Stream aux_;     // the reconstruction's downloads, the motion search's results after them
@@ -127,11 +124,10 @@ class H264ReconCore {
   Event src_ready_;
   Event me_ready_, me_on_host_;
   h264::FrameReconstructor::RunTimes times_;
-  // The macroblocks by bands: band b holds rows [b * band_rows_, (b + 1) * band_rows_), down in
-  // levels_staging_ once band_ready_[b] has passed; wait_rows() copies them to rows_dst_ in
-  // order. Bands of kBandRows behind the intra wavefront, or one band of all rows.
+  // The macroblocks by rows (run() with job.mbs_by_rows): band b holds rows
+  // [b * kBandRows, (b + 1) * kBandRows), down in levels_staging_ once band_ready_[b] has
+  // passed; wait_rows() copies them to rows_dst_ in order.
   static constexpr int kBandRows = 4;
-  int band_rows_ = kBandRows;
   Stream rows_;
   Event rows_start_;  // on run()'s stream, after the wavefront's progress was reset
   std::vector<Event> band_ready_;

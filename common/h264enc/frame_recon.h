@@ -124,8 +124,7 @@ class FrameReconstructor {
   virtual double last_prepare_ms() const { return 0; }
   // Milliseconds of the last finished run() by part, where the implementation measures them
   // (the GPU's, with events): uploads; inter, intra and loop-filter kernels; the reference
-  // planes (half-pel planes, chroma copies); downloads (the GPU's: of the reconstruction, not
-  // of the macroblocks, which go down on a stream of their own).
+  // planes (half-pel planes, chroma copies); downloads.
   struct RunTimes {
     double upload = 0, inter = 0, intra = 0, deblock = 0, planes = 0, download = 0;
   };
