@@ -54,6 +54,45 @@ void HevcFrameBuffers::give_back(DeviceBuffer&& b) {
   free.push_back(std::move(b));
 }
 
+void HevcFrameBuffers::notify() {
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    ++events;
+  }
+  changed.notify_all();
+}
+
+void HevcCudaReconstructor::caller_waits(bool on) {
+  caller_waiting_.fetch_add(on ? 1 : -1, std::memory_order_acq_rel);
+  if (on) frame_buffers_->notify();
+}
+
+void HevcCudaReconstructor::wait_taken(const Slot& d) {
+  HevcFrameBuffers& fb = *frame_buffers_;
+  const auto deadline = std::chrono::steady_clock::now() + kTakeWait;
+  for (;;) {
+    uint64_t seen;
+    size_t in_use;
+    {
+      std::lock_guard<std::mutex> lock(fb.mutex);
+      seen = fb.events;
+      in_use = fb.made - fb.free.size();
+    }
+    if (in_use < kFreeCopies) return;  // a copy or two cost less than a wait
+    if (caller_waiting_.load(std::memory_order_acquire) > 0) return;
+    bool pending = false;
+    for (const std::weak_ptr<HevcDeviceFrame>& w : d.frames) {
+      const std::shared_ptr<HevcDeviceFrame> fp = w.lock();
+      if (!fp) continue;
+      std::lock_guard<std::mutex> lock(fp->m_);
+      pending |= fp->readers_ == d.readers && !fp->copied_;
+    }
+    if (!pending) return;
+    std::unique_lock<std::mutex> lock(fb.mutex);
+    if (!fb.changed.wait_until(lock, deadline, [&] { return fb.events != seen; })) return;  // the caller is busy
+  }
+}
+
 std::string HevcCudaReconstructor::host_times_summary() const {
   const HostTimes& t = host_times_;
   const double k = t.pictures ? 1e3 / t.pictures : 0.0;
@@ -491,6 +530,7 @@ Status HevcCudaReconstructor::write_output(const hevc::Picture& pic, const std::
 }
 
 Status HevcCudaReconstructor::evict(Slot& d) {
+  wait_taken(d);
   bool copies = false;
   for (const std::weak_ptr<HevcDeviceFrame>& w : d.frames) {
     const std::shared_ptr<HevcDeviceFrame> fp = w.lock();
@@ -556,8 +596,12 @@ Status HevcDeviceFrame::write_into(DeviceBuffer& buf, SemiPlanarView& v) const {
 }
 
 HevcDeviceFrame::~HevcDeviceFrame() {
-  std::lock_guard<std::mutex> lock(m_);
-  let_go();
+  const std::shared_ptr<HevcFrameBuffers> home = home_.lock();
+  {
+    std::lock_guard<std::mutex> lock(m_);
+    let_go();
+  }
+  if (home) home->notify();  // (a frame never copied out may have been waited for: evict)
 }
 
 namespace {
@@ -612,6 +656,7 @@ Status HevcDeviceFrame::copy_to(const SemiPlanarView& dst) const {
   if (home && scratch.get()) home->give_back(std::move(scratch));
   if (!st.ok()) return st;
   copied_ = true;  // (taken back without a copy of its own when its slot is needed: evict)
+  if (home) home->notify();
   return st;
 }
 

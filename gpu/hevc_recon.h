@@ -19,6 +19,8 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
+#include <condition_variable>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -45,8 +47,13 @@ struct HevcFrameBuffers {
   // A buffer let go before, or an empty one to reserve (counted in `made`).
   DeviceBuffer take();
   void give_back(DeviceBuffer&& b);
+  // A frame was copied out or let go, or the caller started waiting for the reconstructor:
+  // wakes the reconstructor's wait for frames to be taken (events counts them).
+  void notify();
 
   std::mutex mutex;
+  std::condition_variable changed;
+  uint64_t events = 0;
   std::vector<DeviceBuffer> free;
   size_t made = 0;  // buffers allocated so far: at most as many as were in use at once
 };
@@ -135,6 +142,8 @@ class HevcCudaReconstructor : public hevc::Reconstructor {
   // and uploads them in one copy; run() still packs the TU lists, SAO's parameters, the PCM
   // samples and the references' plane table. Host work only.
   void prepare(const hevc::PicParams& pp, const hevc::Picture& pic, hevc::PictureRecon& r) override;
+  // The decoder's caller waits for this reconstructor's thread: evict() makes its copies at once.
+  void caller_waits(bool on) override;
   // Leave pictures on the device (output() hands them out) rather than downloading each one
   // into its host planes; may change between pictures.
   void set_keep_pictures(bool on) { keep_pictures_ = on; }
@@ -215,7 +224,17 @@ class HevcCudaReconstructor : public hevc::Reconstructor {
   Status slot_for(const hevc::Picture& p, Slot*& out, bool& found);
   // Makes the output frames that read `d` let go of it, each first made a copy of its own
   // unless it was copied out already; the next picture's work waits for those copies.
+  // First waits (wait_taken) for the caller to copy them out, unless it waits for this thread.
   Status evict(Slot& d);
+  // Unless fewer than kFreeCopies frames hold copies of their own (or scratch) now: until no
+  // frame reading `d` is still to be copied out, the caller waits for this thread
+  // (caller_waits), or kTakeWait has passed. A slot is needed while frames read it when the
+  // pictures after them were decoded ahead of the caller: behind a sink that takes a 2160p
+  // frame every 33 ms, up to 8 copies (100 MiB) of frames the caller took later. Frames taken
+  // as they come leave at most a copy or two, which then cost no wait.
+  void wait_taken(const Slot& d);
+  static constexpr std::chrono::milliseconds kTakeWait{100};
+  static constexpr size_t kFreeCopies = 2;
   // Gives `d` memory for `p` (keeping what it has when the size is the same) and sets its planes.
   Status place(const hevc::Picture& p, Slot& d);
   Status upload(const hevc::Picture& p, Slot& d);
@@ -226,6 +245,7 @@ class HevcCudaReconstructor : public hevc::Reconstructor {
 
   int device_id_;
   std::atomic<bool> keep_pictures_{false};  // set by the element's thread, read on the decoder's
+  std::atomic<int> caller_waiting_{0};      // caller_waits(): how many times on, not yet off
   std::atomic<bool> entry_failed_{false};   // thread_entry() could not make the context current
   Stream stream_;
   Stream output_stream_;  // the frames' copies: each waits for its picture's `done`

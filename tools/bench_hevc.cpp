@@ -126,6 +126,7 @@ struct TimedReconstructor : gvc::hevc::Reconstructor {
   }
   void release(const gvc::hevc::Picture& pic) override { inner->release(pic); }
   void forget_pictures() override { inner->forget_pictures(); }
+  void caller_waits(bool on) override { inner->caller_waits(on); }
 };
 
 }  // namespace

@@ -175,13 +175,32 @@ struct Decoder::Impl {
   bool stage_failed = false;   // the stage's thread only: a call failed, later jobs do nothing
   std::mutex stage_error_mutex;
   std::string stage_error;     // the first failure on the stage's thread
+  std::atomic<uint64_t> caller_ticket{0};  // the stage's job the caller's thread waits for (wait_stage)
   JobThread stage;             // its jobs read the members above
 
   // The queued jobs read pp, which points into the parser's parameter sets.
   ~Impl() {
     for (auto& l : lanes) l->thread.wait_idle();
-    stage.wait_idle();
+    wait_stage(stage.queued());
     gst_h265_parser_free(parser);
+  }
+
+  // This (the caller's) thread waits for the stage's jobs up to `ticket`, telling the
+  // reconstructor (Reconstructor::caller_waits), which may otherwise wait for frames to be
+  // taken. The job of `ticket` ends the wait itself (stage_job_done): the caller, woken, is
+  // about to take the frame that job handed out, which the next job may want the slot of.
+  void wait_stage(uint64_t ticket) {
+    if (stage.done() >= ticket) return;
+    Reconstructor* r = reconstructor;
+    caller_ticket.store(ticket);
+    if (r) r->caller_waits(true);
+    stage.wait(ticket);
+    if (caller_ticket.exchange(0) && r) r->caller_waits(false);
+  }
+  // On the stage's thread, at the end of each job: the caller waiting for it is no longer.
+  void stage_job_done() {
+    uint64_t ticket = stage.done() + 1;  // this job's (jobs run in order)
+    if (caller_ticket.compare_exchange_strong(ticket, 0)) reconstructor->caller_waits(false);
   }
 
   // On the stage's thread: the first failure ends the reconstructor's use.
@@ -203,7 +222,7 @@ struct Decoder::Impl {
   // sets may change.
   void drain_stage() {
     for (auto& l : lanes) l->thread.wait_idle();
-    stage.wait_idle();
+    wait_stage(stage.queued());
     pins.clear();
     take_stage_error();
   }
@@ -232,6 +251,7 @@ struct Decoder::Impl {
           std::string err;
           if (!reconstructor->run(pp, l ? l->fs : flight_fs, l ? l->recon : flight_recon, *pic, err))
             stage_fail("picture reconstruction failed: " + err);
+          stage_job_done();
         },
         reconstructor->thread_entry());
     pins.emplace_back(flight_ticket, std::move(used));
@@ -250,6 +270,7 @@ struct Decoder::Impl {
             stage_fail("picture output failed: " + err);
           }
           o->frame.damaged = p->parse_failed;  // final: the picture's run() waited for its parse
+          stage_job_done();
         },
         reconstructor->thread_entry());
     pins.emplace_back(o->ticket, std::vector<std::shared_ptr<Picture>>{pic});
@@ -260,6 +281,7 @@ struct Decoder::Impl {
     const uint64_t ticket = stage.push(
         [this, p = pic.get()] {
           if (!stage_failed) reconstructor->release(*p);
+          stage_job_done();
         },
         reconstructor->thread_entry());
     pins.emplace_back(ticket, std::vector<std::shared_ptr<Picture>>{pic});
@@ -306,7 +328,7 @@ struct Decoder::Impl {
     Lane* l = lanes[next_lane++ % lanes.size()].get();
     const auto t0 = std::chrono::steady_clock::now();
     l->thread.wait(l->parse_ticket);
-    stage.wait(l->run_ticket);
+    wait_stage(l->run_ticket);
     lane_wait_s += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     return l;
   }
@@ -385,7 +407,7 @@ struct Decoder::Impl {
       std::swap(fs, l->fs);
       std::swap(recon, l->recon);
     }
-    stage.wait(flight_ticket);  // the flight buffers are free again
+    wait_stage(flight_ticket);  // the flight buffers are free again
     take_stage_error();
     if (reconstructor_ok() && reconstructor->keeps_pictures()) {
       // run() behind the parse of the next picture; the pictures this one makes ready are
@@ -856,7 +878,7 @@ bool Decoder::take_frame(DecodedFrame& out, bool wait) {
         for (const OutFrame& f : d.frames) waiting += done < f.ticket;
         if (busy < size_t(d.frame_threads) && waiting < size_t(d.frame_threads)) return false;
       }
-      d.stage.wait(o.ticket);
+      d.wait_stage(o.ticket);
     }
     if (o.dropped) {  // that failed: the error is reported by the next decode()
       d.frames.pop_front();

@@ -129,6 +129,10 @@ class Reconstructor {
   virtual void release(const Picture& pic) { (void)pic; }
   // Drops what it keeps of earlier pictures (a new decoder starts using it).
   virtual void forget_pictures() {}
+  // The caller's thread waits for the calls queued on the decoder's thread (`on`), or no
+  // longer: a reconstructor that would wait on that thread for the caller to take an output
+  // frame must not wait meanwhile. Called on the caller's thread.
+  virtual void caller_waits(bool on) { (void)on; }
 };
 
 }  // namespace gvc::hevc

@@ -929,6 +929,14 @@ gvc_cuda_hevc_dec_handle_frame (GstVideoDecoder * decoder,
   GstMapInfo map;
   bool complete = true;
 
+  /* The pictures ready so far go out before the next access unit: with frame threads the
+   * reconstruction may be waiting for their frames to be taken before it reuses their slots
+   * on the GPU (behind a real-time sink they would otherwise become copies of their own). */
+  ret = gvc_cuda_hevc_dec_push_pictures (self);
+  if (ret != GST_FLOW_OK) {
+    gst_video_decoder_release_frame (decoder, frame);
+    return ret;
+  }
   if (!gst_buffer_map (frame->input_buffer, &map, GST_MAP_READ)) {
     gst_video_decoder_release_frame (decoder, frame);
     GST_ELEMENT_ERROR (self, RESOURCE, READ,
