@@ -159,6 +159,9 @@ class HevcCudaReconstructor : public hevc::Reconstructor {
   // Device buffers made for output frames: copies of their own (frames whose slot was
   // needed before they were taken) and the scratch of copy_to() into host memory.
   size_t frame_buffers() const;
+  // How many of them may be in use before a slot's frame still to be taken is waited for
+  // (wait_taken) rather than made a copy.
+  static constexpr size_t kFreeCopies = 2;
   // Where the pictures' memory comes from (default: cudaMalloc); pictures already on the
   // device keep theirs. When the allocator fails, it is not asked again: cudaMalloc serves,
   // and allocator_error() says why. allocations() counts the allocator's pictures.
@@ -234,7 +237,6 @@ class HevcCudaReconstructor : public hevc::Reconstructor {
   // as they come leave at most a copy or two, which then cost no wait.
   void wait_taken(const Slot& d);
   static constexpr std::chrono::milliseconds kTakeWait{100};
-  static constexpr size_t kFreeCopies = 2;
   // Gives `d` memory for `p` (keeping what it has when the size is the same) and sets its planes.
   Status place(const hevc::Picture& p, Slot& d);
   Status upload(const hevc::Picture& p, Slot& d);

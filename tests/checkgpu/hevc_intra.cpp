@@ -10,6 +10,7 @@
 #include <fstream>
 #include <iterator>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "checkgpu.h"
@@ -615,6 +616,54 @@ TEST(HevcReconStreams, DeviceMemoryFollowsTheDpb) {
   std::printf("HEVC streams AU by AU on %d frame lanes: %zu streams, %d frames identical to the CPU; pictures on the "
               "device at most the DPB's (as many in %d streams), at most %zu output buffers\n",
               kLanes, files.size(), n_frames, dpb_full, most_buffers);
+}
+
+// A caller slower than the decoder, as cudahevcdec behind a real-time sink: before each access
+// unit it takes at most one frame, then spends 2 ms on it. The reconstruction then needs the
+// slots of frames not taken yet; past HevcCudaReconstructor::kFreeCopies frames holding
+// copies of their own it waits for the caller to take them (wait_taken) rather than making
+// more copies, unless the caller waits for it. Before, 16 lanes made up to 11 copies (130 MiB)
+// of 2160p frames a real-time sink took later. Frames still the CPU's.
+TEST(HevcReconStreams, SlowCallerGetsFramesWithoutCopies) {
+  if (!cuda_backend()) GTEST_SKIP() << "no CUDA device: " << no_cuda_reason();
+  std::string why;
+  const std::vector<std::string> files = stream_files(why);
+  if (files.empty()) GTEST_SKIP() << why;
+  constexpr int kLanes = 8;
+  int n_frames = 0;
+  size_t most_buffers = 0;
+  for (const std::string& f : files) {
+    const std::vector<uint8_t> data = read_file(f);
+    std::vector<std::vector<uint8_t>> cpu, gpu;
+    std::string err;
+    for (const gvc::hevc::DecodedFrame& fr : decode_whole(data, nullptr, f)) cpu.push_back(semi_planar_bytes(fr, err));
+    gvc::cuda::HevcCudaReconstructor recon(0);
+    recon.set_keep_pictures(true);
+    {
+      gvc::hevc::Decoder dec;
+      dec.set_frame_threads(kLanes);
+      dec.set_reconstructor(&recon);
+      gvc::hevc::DecodedFrame fr;
+      for (const std::vector<uint8_t>& au : gvc::test::split_access_units(data)) {
+        if (dec.take_frame(fr)) {
+          gpu.push_back(semi_planar_bytes(fr, err));
+          std::this_thread::sleep_for(std::chrono::milliseconds(2));
+        }
+        EXPECT_TRUE(dec.decode(au.data(), au.size())) << f << ": " << dec.error();
+        dec.end_access_unit();
+      }
+      dec.flush();
+      while (dec.take_frame(fr, true)) gpu.push_back(semi_planar_bytes(fr, err));
+      EXPECT_EQ(dec.reconstructor_error(), "") << f;
+    }
+    EXPECT_EQ(err, "") << f;
+    n_frames += expect_same_frames(cpu, gpu, f);
+    // the copies, and the scratch of one copy into host memory
+    EXPECT_LE(recon.frame_buffers(), gvc::cuda::HevcCudaReconstructor::kFreeCopies + 1) << f;
+    most_buffers = std::max(most_buffers, recon.frame_buffers());
+  }
+  std::printf("HEVC streams on %d frame lanes taken by a slow caller: %zu streams, %d frames identical to the CPU; "
+              "at most %zu output buffers\n", kLanes, files.size(), n_frames, most_buffers);
 }
 
 // The same streams with the DPB in memory from a PictureAllocator laid out as cudahevcdec's
