@@ -234,7 +234,8 @@ class HevcCudaReconstructor : public hevc::Reconstructor {
   // (caller_waits), or kTakeWait has passed. A slot is needed while frames read it when the
   // pictures after them were decoded ahead of the caller: behind a sink that takes a 2160p
   // frame every 33 ms, up to 8 copies (100 MiB) of frames the caller took later. Frames taken
-  // as they come leave at most a copy or two, which then cost no wait.
+  // as they come leave at most a copy or two, which then cost no wait. A frame the caller took
+  // and let lie without copying it out (a damaged picture it drops) costs the whole kTakeWait.
   void wait_taken(const Slot& d);
   static constexpr std::chrono::milliseconds kTakeWait{100};
   // Gives `d` memory for `p` (keeping what it has when the size is the same) and sets its planes.

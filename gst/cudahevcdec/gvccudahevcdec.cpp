@@ -931,12 +931,10 @@ gvc_cuda_hevc_dec_handle_frame (GstVideoDecoder * decoder,
 
   /* The pictures ready so far go out before the next access unit: with frame threads the
    * reconstruction may be waiting for their frames to be taken before it reuses their slots
-   * on the GPU (behind a real-time sink they would otherwise become copies of their own). */
-  ret = gvc_cuda_hevc_dec_push_pictures (self);
-  if (ret != GST_FLOW_OK) {
-    gst_video_decoder_release_frame (decoder, frame);
-    return ret;
-  }
+   * on the GPU (behind a real-time sink they would otherwise become copies of their own).
+   * The access unit is decoded whatever that returns (downstream may be relinked or
+   * renegotiated), which is returned at the end as the pushes after decoding are. */
+  const GstFlowReturn early_ret = gvc_cuda_hevc_dec_push_pictures (self);
   if (!gst_buffer_map (frame->input_buffer, &map, GST_MAP_READ)) {
     gst_video_decoder_release_frame (decoder, frame);
     GST_ELEMENT_ERROR (self, RESOURCE, READ,
@@ -1028,7 +1026,9 @@ gvc_cuda_hevc_dec_handle_frame (GstVideoDecoder * decoder,
     gvc_cuda_hevc_dec_release (self, stale);
   }
 
-  return ret != GST_FLOW_OK ? ret : push_ret;
+  if (ret != GST_FLOW_OK)
+    return ret;
+  return early_ret != GST_FLOW_OK ? early_ret : push_ret;
 }
 
 /* End of stream or drain: everything in the DPB comes out, and the next picture starts a

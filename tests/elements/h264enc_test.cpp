@@ -918,11 +918,11 @@ std::vector<GstBuffer*> moving_texture(int w, int h, int n) {
 }
 
 // On the GPU, with tune=zerolatency (an IDR's macroblocks handed to the entropy coding by rows
-// as the intra wavefront gives them) and in the frame pipeline (each frame's macroblocks
-// coming down while the next frame's source and motion search go on, its entropy coding
-// started by the next frame: Encoder::start_entropy), with the test hook of gst/backendsel.h
-// failing the backend after a few frames or not at all: the access units before the failure
-// are the CPU backend's, byte for byte, then the element's error.
+// as the intra wavefront gives them) and in the frame pipeline (each frame's entropy coding
+// on the encoder's thread while the next frame is analysed, decided and reconstructed), with
+// the test hook of gst/backendsel.h failing the backend after a few frames or not at all: the
+// access units before the failure are the CPU backend's, byte for byte, then the element's
+// error.
 TEST(H264EncGpu, FramesBeforeAFailureAreTheCpus) {
 #if GVC_TEST_CUDA
   if (!cuda_device_present()) GTEST_SKIP() << "no CUDA device or driver on this machine";
