@@ -7,6 +7,7 @@
 #include <memory>
 #include <system_error>
 #include <thread>
+#include <type_traits>
 
 #include "common/dsp/hevc_deblock.h"
 #include "common/dsp/hevc_itx.h"
@@ -33,6 +34,12 @@ inline void fill_units(T* p, size_t stride, int n, int rows, T v) {
       if (i + 4 <= n) std::memcpy(p + i, &word, 4), i += 4;
       for (; i < n; ++i) p[i] = v;
     }
+  } else if (n > 2 && std::is_trivially_copyable_v<T>) {
+    // the first row unit by unit, the others copied from it in wide moves (a motion field
+    // unit is 12 bytes: three stores each, one after the other)
+    std::fill_n(p, n, v);
+    const T* first = p;
+    for (int r = 1; r < rows; ++r) std::memcpy(p + size_t(r) * stride, first, size_t(n) * sizeof(T));
   } else {
     for (int r = 0; r < rows; ++r, p += stride) std::fill_n(p, n, v);
   }
