@@ -342,6 +342,8 @@ struct Decoder::Impl {
     l.fs.reset(pp.width, pp.height, pp.pic_size_in_ctbs);
     l.fs.slices.swap(slices);
     l.pic->reset_motion();
+    LoopFilterPlan& lf = l.recon.loop_filters;
+    begin_loop_filter_plan(pp, l.fs, lf);  // WPP rows plan theirs as they end (plan_rows)
     for (size_t i = 0; i < l.n_slices; ++i) {
       const SliceJob& j = l.slices[i];
       SliceDecodeInput in;
@@ -359,6 +361,7 @@ struct Decoder::Impl {
       in.waits = &lane_waits;
       // the threads shared among the lanes (at least 2 each: a lane's rows are its speed)
       use_row_threads(in, threads > 1 ? std::max(2, threads / frame_threads) : 1, l.workers, l.row_recons);
+      in.plan_rows = true;
       if (!decode_slice_segment(in, j.rbsp.data(), j.rbsp.size(), j.data_offset)) {
         l.pic->parse_failed = true;
         std::lock_guard<std::mutex> lock(parse_failed_mutex);
@@ -369,8 +372,17 @@ struct Decoder::Impl {
     l.pic->parsed_rows->set(INT_MAX);  // also after a failure: nobody waits for more
     l.pins.clear();
     // the boundary strengths here, on this picture's lane, rather than on the reconstructor's
-    // one thread for every picture
-    plan_loop_filters(pp, l.fs, *l.pic, l.recon.loop_filters);
+    // one thread for every picture: of the rows that were not planned as they ended (all of
+    // them without WPP rows in parallel: then in bands on the kept threads)
+    if (std::none_of(lf.row_planned.begin(), lf.row_planned.end(), [](uint8_t r) { return r != 0; })) {
+      plan_loop_filters(pp, l.fs, *l.pic, lf);
+    } else {
+      uint8_t any_bs = 0;
+      for (int r = 0; r < pp.pic_height_in_ctbs; ++r)
+        any_bs |= lf.row_planned[size_t(r)] ? uint8_t(lf.row_planned[size_t(r)] >> 1)
+                                            : plan_deblocking_rows(pp, l.fs, *l.pic, lf, r, r + 1);
+      finish_loop_filter_plan(pp, l.fs, lf, any_bs);
+    }
     l.recon.loop_filters_planned = true;
     // and what the reconstructor can do ahead of its run() (its one thread is the pipeline's
     // narrowest stage), when the picture goes to it with the lane's records

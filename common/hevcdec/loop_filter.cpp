@@ -71,7 +71,7 @@ inline bool any_edge8(const uint8_t* e) {
 
 }  // namespace
 
-void plan_loop_filters(const PicParams& pp, const FrameState& fs, const Picture& pic, LoopFilterPlan& lf) {
+void begin_loop_filter_plan(const PicParams& pp, const FrameState& fs, LoopFilterPlan& lf) {
   // 8.7.2: boundary strengths and the slice offsets of every 4x4 unit. Only units inside the
   // picture are written, and of bs_v / bs_h only those on the 8x8 edge grid (the others are
   // always 0), so the arrays are cleared only when the picture's size changes.
@@ -84,81 +84,93 @@ void plan_loop_filters(const PicParams& pp, const FrameState& fs, const Picture&
     lf.planned_width = pp.width;
     lf.planned_height = pp.height;
   }
+  lf.row_planned.assign(size_t(pp.pic_height_in_ctbs), 0);
+}
+
+uint8_t plan_deblocking_rows(const PicParams& pp, const FrameState& fs, const Picture& pic, LoopFilterPlan& lf,
+                             int ctb_row_begin, int ctb_row_end) {
   const int units_w = (pp.width + 3) >> 2, units_h = (pp.height + 3) >> 2;
   const int ctb_shift = pp.log2_ctb_size - 2;  // 4x4 units to CTBs
   const int ctb_units = 1 << ctb_shift;
   const size_t w4 = size_t(fs.w4);
+  const int y_begin = ctb_row_begin << ctb_shift, y_end = std::min(ctb_row_end << ctb_shift, units_h);
   // Unit rows [y_begin, y_end): they read only the syntax arrays and write only their own
-  // rows, so bands of CTB rows run in parallel; returns the OR of the bS written.
-  auto plan_rows = [&](int y_begin, int y_end) {
-    uint8_t any_bs = 0;
-    for (int y4 = y_begin; y4 < y_end; ++y4) {
-      const int16_t* slice_row = fs.ctb_slice.data() + size_t(y4 >> ctb_shift) * pp.pic_width_in_ctbs;
-      // the CTB row of the unit above (used from y4 = 2 on)
-      const int16_t* above_row = (y4 & (ctb_units - 1)) || y4 == 0 ? slice_row : slice_row - pp.pic_width_in_ctbs;
-      const bool edge_row = y4 > 0 && (y4 & 1) == 0;
-      const size_t row = size_t(y4) * w4;
-      for (int x0 = 0, cx = 0; x0 < units_w; x0 += ctb_units, ++cx) {
-        const int x1 = std::min(x0 + ctb_units, units_w);
-        const int s = slice_row[cx];
-        if (s < 0) {
-          std::memset(&lf.beta[row + size_t(x0)], 0, size_t(x1 - x0));
-          std::memset(&lf.tc[row + size_t(x0)], 0, size_t(x1 - x0));
-          for (int x4 = x0; x4 < x1; x4 += 2) lf.bs_v[row + size_t(x4)] = 0;
-          if (edge_row) std::memset(&lf.bs_h[row + size_t(x0)], 0, size_t(x1 - x0));
+  // rows, so CTB rows are planned in parallel; returns the OR of the bS written.
+  uint8_t any_bs = 0;
+  for (int y4 = y_begin; y4 < y_end; ++y4) {
+    const int16_t* slice_row = fs.ctb_slice.data() + size_t(y4 >> ctb_shift) * pp.pic_width_in_ctbs;
+    // the CTB row of the unit above (used from y4 = 2 on)
+    const int16_t* above_row = (y4 & (ctb_units - 1)) || y4 == 0 ? slice_row : slice_row - pp.pic_width_in_ctbs;
+    const bool edge_row = y4 > 0 && (y4 & 1) == 0;
+    const size_t row = size_t(y4) * w4;
+    for (int x0 = 0, cx = 0; x0 < units_w; x0 += ctb_units, ++cx) {
+      const int x1 = std::min(x0 + ctb_units, units_w);
+      const int s = slice_row[cx];
+      if (s < 0) {
+        std::memset(&lf.beta[row + size_t(x0)], 0, size_t(x1 - x0));
+        std::memset(&lf.tc[row + size_t(x0)], 0, size_t(x1 - x0));
+        for (int x4 = x0; x4 < x1; x4 += 2) lf.bs_v[row + size_t(x4)] = 0;
+        if (edge_row) std::memset(&lf.bs_h[row + size_t(x0)], 0, size_t(x1 - x0));
+        continue;
+      }
+      const SliceInfo& si = fs.slices[s];
+      std::memset(&lf.beta[row + size_t(x0)], static_cast<uint8_t>(si.beta_offset_div2), size_t(x1 - x0));
+      std::memset(&lf.tc[row + size_t(x0)], static_cast<uint8_t>(si.tc_offset_div2), size_t(x1 - x0));
+      // x0 is even (ctb_units >= 4): the edge columns are x0, x0 + 2, ...; eight units
+      // without an edge bit are skipped at once
+      for (int x4 = x0; x4 < x1;) {
+        const size_t u = row + size_t(x4);
+        if (x4 + 8 <= x1 && !any_edge8(&fs.edge_v[u])) {
+          std::memset(&lf.bs_v[u], 0, 8);  // the odd columns are 0 anyway
+          x4 += 8;
           continue;
         }
-        const SliceInfo& si = fs.slices[s];
-        std::memset(&lf.beta[row + size_t(x0)], static_cast<uint8_t>(si.beta_offset_div2), size_t(x1 - x0));
-        std::memset(&lf.tc[row + size_t(x0)], static_cast<uint8_t>(si.tc_offset_div2), size_t(x1 - x0));
-        // x0 is even (ctb_units >= 4): the edge columns are x0, x0 + 2, ...; eight units
-        // without an edge bit are skipped at once
-        for (int x4 = x0; x4 < x1;) {
-          const size_t u = row + size_t(x4);
-          if (x4 + 8 <= x1 && !any_edge8(&fs.edge_v[u])) {
-            std::memset(&lf.bs_v[u], 0, 8);  // the odd columns are 0 anyway
-            x4 += 8;
-            continue;
-          }
-          uint8_t bs = 0;
-          if (x4 > 0 && fs.edge_v[u])
-            bs = static_cast<uint8_t>(
-                boundary_strength(fs, pic, u - 1, u, x4 == x0 ? slice_row[cx - 1] : s, s, fs.edge_v[u]));
-          lf.bs_v[u] = bs;
-          any_bs |= bs;
-          x4 += 2;
+        uint8_t bs = 0;
+        if (x4 > 0 && fs.edge_v[u])
+          bs = static_cast<uint8_t>(
+              boundary_strength(fs, pic, u - 1, u, x4 == x0 ? slice_row[cx - 1] : s, s, fs.edge_v[u]));
+        lf.bs_v[u] = bs;
+        any_bs |= bs;
+        x4 += 2;
+      }
+      if (!edge_row) continue;
+      const int s_above = above_row[cx];
+      for (int x4 = x0; x4 < x1;) {
+        const size_t u = row + size_t(x4);
+        if (x4 + 8 <= x1 && !any_edge8(&fs.edge_h[u])) {
+          std::memset(&lf.bs_h[u], 0, 8);
+          x4 += 8;
+          continue;
         }
-        if (!edge_row) continue;
-        const int s_above = above_row[cx];
-        for (int x4 = x0; x4 < x1;) {
-          const size_t u = row + size_t(x4);
-          if (x4 + 8 <= x1 && !any_edge8(&fs.edge_h[u])) {
-            std::memset(&lf.bs_h[u], 0, 8);
-            x4 += 8;
-            continue;
-          }
-          uint8_t bs = 0;
-          if (fs.edge_h[u]) bs = static_cast<uint8_t>(boundary_strength(fs, pic, u - w4, u, s_above, s, fs.edge_h[u]));
-          lf.bs_h[u] = bs;
-          any_bs |= bs;
-          ++x4;
-        }
+        uint8_t bs = 0;
+        if (fs.edge_h[u]) bs = static_cast<uint8_t>(boundary_strength(fs, pic, u - w4, u, s_above, s, fs.edge_h[u]));
+        lf.bs_h[u] = bs;
+        any_bs |= bs;
+        ++x4;
       }
     }
-    return any_bs;
-  };
+  }
+  return any_bs;
+}
+
+void plan_loop_filters(const PicParams& pp, const FrameState& fs, const Picture& pic, LoopFilterPlan& lf) {
+  begin_loop_filter_plan(pp, fs, lf);
+  const int units_w = (pp.width + 3) >> 2, units_h = (pp.height + 3) >> 2;
   // Bands of whole CTB rows, for pictures large enough to be worth the threads.
-  const int ctb_rows = (units_h + ctb_units - 1) >> ctb_shift;
+  const int ctb_rows = pp.pic_height_in_ctbs;
   const int bands = size_t(units_w) * size_t(units_h) >= (size_t(1) << 16)
                         ? std::max(1, std::min({parallel_threads(), ctb_rows, kMaxPlanBands}))
                         : 1;
   uint8_t band_bs[kMaxPlanBands] = {};
   parallel_for(bands, [&](int b) {
-    const int r0 = ctb_rows * b / bands, r1 = ctb_rows * (b + 1) / bands;
-    band_bs[b] = plan_rows(r0 << ctb_shift, std::min(r1 << ctb_shift, units_h));
+    band_bs[b] = plan_deblocking_rows(pp, fs, pic, lf, ctb_rows * b / bands, ctb_rows * (b + 1) / bands);
   });
   uint8_t any_bs = 0;
   for (int b = 0; b < bands; ++b) any_bs |= band_bs[b];
+  finish_loop_filter_plan(pp, fs, lf, any_bs);
+}
+
+void finish_loop_filter_plan(const PicParams& pp, const FrameState& fs, LoopFilterPlan& lf, uint8_t any_bs) {
   lf.deblock = any_bs != 0;
   HevcDeblockFrame& f = lf.deblock_frame;
   f.width = pp.width;

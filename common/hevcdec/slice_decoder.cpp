@@ -424,8 +424,14 @@ bool SliceDecoder::run_row(const uint8_t* rbsp, size_t size, size_t start, int y
     if (!coding_tree_unit()) return false;
     if (x == 1 || w == 1) self.wpp = rd_.ctx;  // 9.3.2.3 storage after the 2nd CTB of a row
     self.done.set(x + 1);
-    // the rows above are complete (this row's last CTB waited for them)
-    if (x == w - 1) publish_rows();
+    if (x == w - 1) {
+      // the rows above are complete (this row's last CTB waited for them)
+      publish_rows();
+      if (in_.plan_rows) {
+        LoopFilterPlan& lf = in_.recon->loop_filters;
+        lf.row_planned[size_t(y)] = uint8_t(1 | (plan_deblocking_rows(pp_, fs_, pic_, lf, y, y + 1) ? 2 : 0));
+      }
+    }
     const int end_of_slice_segment = rd_.end_of_slice_segment_flag();
     if (rd_.eng.overrun()) return false;
     if (end_of_slice_segment) return last;  // only the last row may end the segment

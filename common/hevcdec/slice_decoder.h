@@ -51,6 +51,11 @@ struct SliceDecodeInput {
   Workers* workers = nullptr;
   std::vector<PictureRecon>* row_recons = nullptr;
   ParseWaits* waits = nullptr;  // where the waits that block are timed (null: not timed)
+  // Rows in parallel: each row parsed whole on its own thread plans its loop filters into
+  // recon->loop_filters (plan_deblocking_rows, LoopFilterPlan::row_planned) as it ends, while
+  // its syntax arrays are in that thread's caches; the caller began the plan
+  // (begin_loop_filter_plan) and plans the rows left.
+  bool plan_rows = false;
 };
 
 // Parses slice_segment_data() from `rbsp` (emulation prevention removed), starting at byte
