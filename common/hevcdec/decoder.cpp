@@ -372,17 +372,8 @@ struct Decoder::Impl {
     l.pic->parsed_rows->set(INT_MAX);  // also after a failure: nobody waits for more
     l.pins.clear();
     // the boundary strengths here, on this picture's lane, rather than on the reconstructor's
-    // one thread for every picture: of the rows that were not planned as they ended (all of
-    // them without WPP rows in parallel: then in bands on the kept threads)
-    if (std::none_of(lf.row_planned.begin(), lf.row_planned.end(), [](uint8_t r) { return r != 0; })) {
-      plan_loop_filters(pp, l.fs, *l.pic, lf);
-    } else {
-      uint8_t any_bs = 0;
-      for (int r = 0; r < pp.pic_height_in_ctbs; ++r)
-        any_bs |= lf.row_planned[size_t(r)] ? uint8_t(lf.row_planned[size_t(r)] >> 1)
-                                            : plan_deblocking_rows(pp, l.fs, *l.pic, lf, r, r + 1);
-      finish_loop_filter_plan(pp, l.fs, lf, any_bs);
-    }
+    // one thread for every picture: of the rows that were not planned as they ended
+    complete_loop_filter_plan(pp, l.fs, *l.pic, lf);
     l.recon.loop_filters_planned = true;
     // and what the reconstructor can do ahead of its run() (its one thread is the pipeline's
     // narrowest stage), when the picture goes to it with the lane's records

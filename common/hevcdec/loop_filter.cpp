@@ -87,15 +87,16 @@ void begin_loop_filter_plan(const PicParams& pp, const FrameState& fs, LoopFilte
   lf.row_planned.assign(size_t(pp.pic_height_in_ctbs), 0);
 }
 
-uint8_t plan_deblocking_rows(const PicParams& pp, const FrameState& fs, const Picture& pic, LoopFilterPlan& lf,
-                             int ctb_row_begin, int ctb_row_end) {
-  const int units_w = (pp.width + 3) >> 2, units_h = (pp.height + 3) >> 2;
+namespace {
+
+// Unit rows [y_begin, y_end): they read only the syntax arrays and write only their own rows,
+// so CTB rows are planned in parallel; returns the OR of the bS written.
+uint8_t plan_unit_rows(const PicParams& pp, const FrameState& fs, const Picture& pic, LoopFilterPlan& lf,
+                       int y_begin, int y_end) {
+  const int units_w = (pp.width + 3) >> 2;
   const int ctb_shift = pp.log2_ctb_size - 2;  // 4x4 units to CTBs
   const int ctb_units = 1 << ctb_shift;
   const size_t w4 = size_t(fs.w4);
-  const int y_begin = ctb_row_begin << ctb_shift, y_end = std::min(ctb_row_end << ctb_shift, units_h);
-  // Unit rows [y_begin, y_end): they read only the syntax arrays and write only their own
-  // rows, so CTB rows are planned in parallel; returns the OR of the bS written.
   uint8_t any_bs = 0;
   for (int y4 = y_begin; y4 < y_end; ++y4) {
     const int16_t* slice_row = fs.ctb_slice.data() + size_t(y4 >> ctb_shift) * pp.pic_width_in_ctbs;
@@ -153,24 +154,39 @@ uint8_t plan_deblocking_rows(const PicParams& pp, const FrameState& fs, const Pi
   return any_bs;
 }
 
-void plan_loop_filters(const PicParams& pp, const FrameState& fs, const Picture& pic, LoopFilterPlan& lf) {
-  begin_loop_filter_plan(pp, fs, lf);
-  const int units_w = (pp.width + 3) >> 2, units_h = (pp.height + 3) >> 2;
-  // Bands of whole CTB rows, for pictures large enough to be worth the threads.
-  const int ctb_rows = pp.pic_height_in_ctbs;
-  const int bands = size_t(units_w) * size_t(units_h) >= (size_t(1) << 16)
-                        ? std::max(1, std::min({parallel_threads(), ctb_rows, kMaxPlanBands}))
-                        : 1;
-  uint8_t band_bs[kMaxPlanBands] = {};
-  parallel_for(bands, [&](int b) {
-    band_bs[b] = plan_deblocking_rows(pp, fs, pic, lf, ctb_rows * b / bands, ctb_rows * (b + 1) / bands);
-  });
-  uint8_t any_bs = 0;
-  for (int b = 0; b < bands; ++b) any_bs |= band_bs[b];
-  finish_loop_filter_plan(pp, fs, lf, any_bs);
+}  // namespace
+
+void plan_deblocking_rows(const PicParams& pp, const FrameState& fs, const Picture& pic, LoopFilterPlan& lf,
+                          int ctb_row_begin, int ctb_row_end) {
+  const int units_h = (pp.height + 3) >> 2, ctb_shift = pp.log2_ctb_size - 2;
+  for (int r = ctb_row_begin; r < ctb_row_end; ++r) {
+    const uint8_t bs = plan_unit_rows(pp, fs, pic, lf, r << ctb_shift, std::min((r + 1) << ctb_shift, units_h));
+    lf.row_planned[size_t(r)] = uint8_t(1 | (bs ? 2 : 0));
+  }
 }
 
-void finish_loop_filter_plan(const PicParams& pp, const FrameState& fs, LoopFilterPlan& lf, uint8_t any_bs) {
+void plan_loop_filters(const PicParams& pp, const FrameState& fs, const Picture& pic, LoopFilterPlan& lf) {
+  begin_loop_filter_plan(pp, fs, lf);
+  complete_loop_filter_plan(pp, fs, pic, lf);
+}
+
+void complete_loop_filter_plan(const PicParams& pp, const FrameState& fs, const Picture& pic, LoopFilterPlan& lf) {
+  const int ctb_rows = pp.pic_height_in_ctbs;
+  if (std::none_of(lf.row_planned.begin(), lf.row_planned.end(), [](uint8_t r) { return r != 0; })) {
+    // Bands of whole CTB rows, for pictures large enough to be worth the threads.
+    const int units_w = (pp.width + 3) >> 2, units_h = (pp.height + 3) >> 2;
+    const int bands = size_t(units_w) * size_t(units_h) >= (size_t(1) << 16)
+                          ? std::max(1, std::min({parallel_threads(), ctb_rows, kMaxPlanBands}))
+                          : 1;
+    parallel_for(bands, [&](int b) {
+      plan_deblocking_rows(pp, fs, pic, lf, ctb_rows * b / bands, ctb_rows * (b + 1) / bands);
+    });
+  } else {
+    for (int r = 0; r < ctb_rows; ++r)
+      if (!lf.row_planned[size_t(r)]) plan_deblocking_rows(pp, fs, pic, lf, r, r + 1);
+  }
+  uint8_t any_bs = 0;
+  for (const uint8_t r : lf.row_planned) any_bs |= r >> 1;
   lf.deblock = any_bs != 0;
   HevcDeblockFrame& f = lf.deblock_frame;
   f.width = pp.width;

@@ -35,14 +35,14 @@ void plan_loop_filters(const PicParams& pp, const FrameState& fs, const Picture&
 
 // plan_loop_filters in parts, for a caller that plans CTB rows as they are parsed, while their
 // syntax arrays are still in the caches: begin_loop_filter_plan sizes the per-unit arrays for
-// the picture; plan_deblocking_rows plans CTB rows [ctb_row_begin, ctb_row_end), each once it
-// and the row above are parsed, several at once on other threads, and returns whether one of
-// their edges has bS > 0; finish_loop_filter_plan (`any_bs`: that of every row) plans SAO and
-// sets the frames' pointers.
+// the picture; plan_deblocking_rows plans CTB rows [ctb_row_begin, ctb_row_end) (row_planned),
+// each once it and the row above are parsed, several at once on other threads;
+// complete_loop_filter_plan plans the rows left (in bands on the kept threads when none was
+// planned), then SAO, and sets the frames' pointers.
 void begin_loop_filter_plan(const PicParams& pp, const FrameState& fs, LoopFilterPlan& lf);
-uint8_t plan_deblocking_rows(const PicParams& pp, const FrameState& fs, const Picture& pic, LoopFilterPlan& lf,
-                             int ctb_row_begin, int ctb_row_end);
-void finish_loop_filter_plan(const PicParams& pp, const FrameState& fs, LoopFilterPlan& lf, uint8_t any_bs);
+void plan_deblocking_rows(const PicParams& pp, const FrameState& fs, const Picture& pic, LoopFilterPlan& lf,
+                          int ctb_row_begin, int ctb_row_end);
+void complete_loop_filter_plan(const PicParams& pp, const FrameState& fs, const Picture& pic, LoopFilterPlan& lf);
 
 // Plans into `lf`, deblocks, then applies SAO, in place on `pic`, on the CPU. `lf` is scratch
 // that a caller keeps from picture to picture, so its buffers are not allocated anew.

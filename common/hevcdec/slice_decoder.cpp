@@ -427,10 +427,7 @@ bool SliceDecoder::run_row(const uint8_t* rbsp, size_t size, size_t start, int y
     if (x == w - 1) {
       // the rows above are complete (this row's last CTB waited for them)
       publish_rows();
-      if (in_.plan_rows) {
-        LoopFilterPlan& lf = in_.recon->loop_filters;
-        lf.row_planned[size_t(y)] = uint8_t(1 | (plan_deblocking_rows(pp_, fs_, pic_, lf, y, y + 1) ? 2 : 0));
-      }
+      if (in_.plan_rows) plan_deblocking_rows(pp_, fs_, pic_, in_.recon->loop_filters, y, y + 1);
     }
     const int end_of_slice_segment = rd_.end_of_slice_segment_flag();
     if (rd_.eng.overrun()) return false;
