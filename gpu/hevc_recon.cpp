@@ -9,6 +9,8 @@
 #include <string>
 #include <thread>
 
+#include "gpu/hevc_levels.h"
+
 namespace gvc {
 namespace cuda {
 
@@ -111,7 +113,7 @@ std::string HevcCudaReconstructor::memory_summary() const {
   std::snprintf(buf, sizeof buf,
                 "gpu memory MiB: pictures %.1f (%zu slots), frame buffers %zu, records and levels %.1f "
                 "mc %.1f itx %.1f intra %.1f deblock %.1f sao %.1f (its tiles' edges %.1f)",
-                m * double(picture_bytes()), slots_.size(), frame_buffers(), m * double(records_.size()),
+                m * double(picture_bytes()), slots_.size(), frame_buffers(), m * double(records_.size() + dense_levels_.size()),
                 m * double(mc_.device_bytes()),
                 m * double(inter_residual_.device_bytes() + intra_residual_.device_bytes()),
                 m * double(intra_.device_bytes()), m * double(deblock_.device_bytes()), m * double(sao_.device_bytes()),
@@ -289,7 +291,7 @@ Status prepare_picture(const hevc::PicParams& pp, const hevc::Picture& pic, cons
 // Where run() puts a prepared picture's parts in its staging and on the device, one after
 // another, each 16-byte aligned.
 struct PreparedLayout {
-  size_t levels = 0, mc_pbs = 0, mc_first = 0, mc_block = 0, intra_blocks = 0, intra_deps = 0, deblock = 0, bytes = 0;
+  size_t levels = 0, level_blocks = 0, mc_pbs = 0, mc_first = 0, mc_block = 0, intra_blocks = 0, intra_deps = 0, deblock = 0, bytes = 0;
 };
 
 PreparedLayout prepared_layout(const hevc::PictureRecon& r, const HevcPrepared& p) {
@@ -301,6 +303,7 @@ PreparedLayout prepared_layout(const hevc::PictureRecon& r, const HevcPrepared& 
     return here;
   };
   l.levels = place(r.level_count() * sizeof(int16_t));
+  l.level_blocks = place(r.level_blocks.size() * sizeof(uint32_t));
   l.mc_pbs = place(p.mc.pbs.size() * sizeof(HevcMcCore::PackedPb));
   l.mc_first = place(p.mc.first_tile.size() * sizeof(uint32_t));
   l.mc_block = place(p.mc.block_pb.size() * sizeof(uint32_t));
@@ -317,6 +320,7 @@ void copy_prepared(const hevc::PictureRecon& r, const HevcPrepared& p, const Pre
     if (bytes) std::memcpy(base + at, src, bytes);
   };
   r.copy_levels(reinterpret_cast<int16_t*>(base + l.levels));
+  put(l.level_blocks, r.level_blocks.data(), r.level_blocks.size() * sizeof(uint32_t));
   put(l.mc_pbs, p.mc.pbs.data(), p.mc.pbs.size() * sizeof(HevcMcCore::PackedPb));
   put(l.mc_first, p.mc.first_tile.data(), p.mc.first_tile.size() * sizeof(uint32_t));
   put(l.mc_block, p.mc.block_pb.data(), p.mc.block_pb.size() * sizeof(uint32_t));
@@ -395,19 +399,30 @@ Status HevcCudaReconstructor::reconstruct(const hevc::PicParams& pp, const hevc:
     GVC_TRY(prepared_staging_.release(s));
     prep_dev = records_.get<uint8_t>();
   }
-  const size_t n_levels = r.level_count(), level_bytes = n_levels * sizeof(int16_t);
-  if (level_bytes && !prep) {
-    if (records_.size() < level_bytes) GVC_TRY(records_.reserve(with_headroom(level_bytes)));
+  // the levels as the parse kept them, only the TUs' coded sub-blocks (a fifth of the dense
+  // levels at 1080p and 6 Mbit/s), then made dense on the device
+  if (r.level_blocks.size() * 16 != r.level_count())
+    return Status::error("the picture's levels do not match their sub-blocks");
+  size_t packed_at = at.levels, blocks_at = at.level_blocks;
+  if (!prep && !r.level_blocks.empty()) {
+    packed_at = 0;
+    blocks_at = align16(r.level_count() * sizeof(int16_t));
+    const size_t bytes = blocks_at + r.level_blocks.size() * sizeof(uint32_t);
+    if (records_.size() < bytes) GVC_TRY(records_.reserve(with_headroom(bytes)));
     uint8_t* staging = nullptr;
-    GVC_TRY(level_staging_.acquire(level_bytes, staging));
-    // one memcpy on this thread: shares on the kept threads (parallel_for) were no faster on
-    // the H100 host, and may wait for workers busy with the frame threads' planning
+    GVC_TRY(level_staging_.acquire(bytes, staging));
     r.copy_levels(reinterpret_cast<int16_t*>(staging));
-    GVC_CUDA_TRY(cudaMemcpyAsync(records_.get(), staging, level_bytes, cudaMemcpyHostToDevice, s));
+    std::memcpy(staging + blocks_at, r.level_blocks.data(), r.level_blocks.size() * sizeof(uint32_t));
+    GVC_CUDA_TRY(cudaMemcpyAsync(records_.get(), staging, bytes, cudaMemcpyHostToDevice, s));
     GVC_TRY(level_staging_.release(s));
   }
-  // (the intra TUs' residuals are written over their levels: a 2160p picture's are 23 MiB)
-  int16_t* levels = prep ? reinterpret_cast<int16_t*>(prep_dev + at.levels) : records_.get<int16_t>();
+  const size_t n_levels = r.dense_levels;
+  if (dense_levels_.size() < n_levels * sizeof(int16_t))
+    GVC_TRY(dense_levels_.reserve(with_headroom(n_levels * sizeof(int16_t))));
+  // (the intra TUs' residuals are then written over their dense levels)
+  int16_t* levels = dense_levels_.get<int16_t>();
+  GVC_TRY(hevc_expand_levels(reinterpret_cast<const uint32_t*>(records_.get<uint8_t>() + blocks_at), r.level_blocks.size(),
+                             reinterpret_cast<const int16_t*>(records_.get<uint8_t>() + packed_at), levels, n_levels, s));
   HevcScalingMatrices scaling;
   for (int size_id = 0; size_id < 4; ++size_id)
     for (int j = 0; j < 6; ++j)

@@ -264,8 +264,9 @@ class HevcCudaReconstructor : public hevc::Reconstructor {
   StagingRing prepared_staging_;  // a prepared picture's records, the levels and the deblocking arrays
   StagingRing level_staging_;     // or (not prepared) the levels alone
   // Either of those on the device (one buffer: a stream's first pictures, before frame threads,
-  // are not prepared), and over the intra TUs' levels their residuals.
+  // are not prepared).
   DeviceBuffer records_;
+  DeviceBuffer dense_levels_;  // the levels made dense (hevc_expand_levels), then over the intra TUs' their residuals
   std::vector<Slot*> ref_slots_;          // reconstruct()'s scratch: the slot of each reference
   std::unique_ptr<HevcPlane[][3]> ref_planes_;  // and its planes (HevcMcBatch::refs)
   size_t ref_planes_size_ = 0;

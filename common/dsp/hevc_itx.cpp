@@ -129,6 +129,14 @@ void hevc_add_residual(const HevcPlane& plane, int x0, int y0, int log2_size, co
   }
 }
 
+void hevc_scatter_level_blocks(const uint32_t* blocks, size_t n, const int16_t* packed, int16_t* dense) {
+  for (size_t i = 0; i < n; ++i, packed += 16) {
+    int16_t* to = dense + (blocks[i] & kHevcLevelBlockOffsetMask);
+    const int row = 4 << (blocks[i] >> 30);
+    for (int y = 0; y < 4; ++y) std::memcpy(to + y * row, packed + 4 * y, 4 * sizeof(int16_t));
+  }
+}
+
 void HevcResidual::run_one(const HevcTu& tu, const int16_t* levels, const HevcPlane& plane,
                            int bit_depth) {
   int32_t d[32 * 32];

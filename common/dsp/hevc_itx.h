@@ -32,6 +32,19 @@ void hevc_inverse_transform(int32_t* d, int log2_size, bool dst, bool skip, int 
 void hevc_add_residual(const HevcPlane& plane, int x, int y, int log2_size, const int32_t* r,
                        int bit_depth);
 
+// A picture's levels as the parse keeps them: of each TU only the 4x4 sub-blocks that hold
+// nonzero levels, 16 levels each (4x4 raster, x fastest), with one entry per sub-block saying
+// where it lies in the dense levels that HevcTu::coeff_offset indexes (nTbS*nTbS per TU): the
+// offset of its first level in the low 30 bits, log2(nTbS) - 2 (the dense row length) in the
+// top 2. At 1080p and 6 Mbit/s one sub-block in five holds levels.
+constexpr uint32_t kHevcLevelBlockOffsetMask = (uint32_t(1) << 30) - 1;
+inline uint32_t hevc_level_block(uint32_t dense_offset, int log2_size) {
+  return dense_offset | uint32_t(log2_size - 2) << 30;
+}
+// Writes the n sub-blocks `blocks` (entries as above), whose levels are `packed` (16 each, in
+// the same order), into `dense`, leaving its other values as they are.
+void hevc_scatter_level_blocks(const uint32_t* blocks, size_t n, const int16_t* packed, int16_t* dense);
+
 // Frame-level entry: every TU of `tus` (whose levels lie in `levels`) onto its plane.
 // Blocks must not overlap; the order does not matter (intra pictures call it per TU instead,
 // because prediction depends on the reconstructed neighbours).

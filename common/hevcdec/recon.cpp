@@ -1,6 +1,7 @@
 // recon.cpp: the recorded sample reconstruction of a picture, run on the CPU
 #include "common/hevcdec/recon.h"
 
+#include <algorithm>
 #include <cstring>
 #include <memory>
 
@@ -14,6 +15,8 @@ void PictureRecon::clear() {
   intra.clear();
   levels.clear();
   n_level_rows = 0;
+  level_blocks.clear();
+  dense_levels = 0;
   pcm.clear();
   pcm_samples.clear();
   loop_filters_planned = false;
@@ -34,6 +37,17 @@ void PictureRecon::copy_levels(int16_t* to) const {
     if (!row.empty()) std::memcpy(to, row.data(), row.size() * sizeof(int16_t));
     to += row.size();
   }
+}
+
+void PictureRecon::expand_levels(int16_t* to) const {
+  std::memset(to, 0, size_t(dense_levels) * sizeof(int16_t));
+  const uint32_t* blocks = level_blocks.data();
+  auto scatter = [&](const std::vector<int16_t>& packed) {
+    hevc_scatter_level_blocks(blocks, packed.size() / 16, packed.data(), to);
+    blocks += packed.size() / 16;
+  };
+  scatter(levels);
+  for (size_t i = 0; i < n_level_rows; ++i) scatter(level_rows[i]);
 }
 
 void PictureRecon::flatten_levels() {
@@ -76,14 +90,9 @@ HevcMcBatch mc_batch(const PicParams& pp, const PictureRecon& r, const HevcPlane
 
 void reconstruct_picture(const PicParams& pp, const PictureRecon& r, Picture& pic) {
   write_pcm_blocks(r, pic);
-  // the levels as one array (those of WPP rows are apart: PictureRecon::level_rows)
-  std::vector<int16_t> joined;
-  const int16_t* levels = r.levels.data();
-  if (r.n_level_rows) {
-    joined.resize(r.level_count());
-    r.copy_levels(joined.data());
-    levels = joined.data();
-  }
+  const std::unique_ptr<int16_t[]> dense(new int16_t[std::max<size_t>(r.dense_levels, 1)]);
+  r.expand_levels(dense.get());
+  const int16_t* levels = dense.get();
   if (!r.pbs.empty()) {
     std::unique_ptr<HevcPlane[][3]> refs(new HevcPlane[r.refs.size()][3]);
     for (size_t i = 0; i < r.refs.size(); ++i)

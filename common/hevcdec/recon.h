@@ -42,14 +42,17 @@ struct PictureRecon {
   std::vector<HevcTu> inter_tus;
   std::vector<HevcTu> intra_tus;
   std::vector<HevcIntraBlock> intra;  // HevcIntraBlock::tu indexes intra_tus
-  // The levels of every TU (HevcTu::coeff_offset counts in the whole sequence): `levels`, then
-  // the first n_level_rows arrays of `level_rows`. WPP rows parsed on threads of their own
-  // leave theirs there (append_recon moves them in), rather than copying them all once more
-  // (a tenth of the frame-threaded parse's CPU at 2160p); level_count(), copy_levels() and
-  // flatten_levels() read them as one.
+  // The levels of every TU, as their 4x4 sub-blocks that hold nonzero levels (hevc_scatter_level_blocks):
+  // 16 levels per sub-block in `levels`, then in the first n_level_rows arrays of `level_rows`,
+  // and one entry each in `level_blocks`, which places it in the dense levels (nTbS*nTbS per TU
+  // at HevcTu::coeff_offset, `dense_levels` in all). WPP rows parsed on threads of their own
+  // leave their levels in level_rows (append_recon moves them in), rather than copying them
+  // once more; level_count(), copy_levels() and flatten_levels() read them as one.
   std::vector<int16_t> levels;
   std::vector<std::vector<int16_t>> level_rows;  // kept from one picture to the next for their capacity
   size_t n_level_rows = 0;
+  std::vector<uint32_t> level_blocks;
+  uint32_t dense_levels = 0;
   std::vector<PcmBlock> pcm;
   std::vector<uint16_t> pcm_samples;
   // The loop filters' plan (plan_loop_filters of the picture's FrameState), when the decoder
@@ -63,9 +66,11 @@ struct PictureRecon {
   bool prepared_ready = false;
 
   void clear();
-  size_t level_count() const;
+  size_t level_count() const;  // 16 per entry of level_blocks
   // Copies every level, in order, to `to` (level_count() of them).
   void copy_levels(int16_t* to) const;
+  // Writes the dense levels to `to` (dense_levels of them): zeros where no sub-block lies.
+  void expand_levels(int16_t* to) const;
   // Moves the levels of level_rows into `levels`, after those it has.
   void flatten_levels();
   // The index of `p` in `refs`, adding it when it is new.

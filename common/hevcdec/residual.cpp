@@ -67,8 +67,8 @@ __attribute__((always_inline)) inline int last_sig_coeff_position(ResidualSyntax
 
 }  // namespace
 
-void residual_coding(SyntaxReader& reader, const ResidualParams& p, int16_t* coeffs,
-                     bool* transform_skip_flag) {
+uint64_t residual_coding(SyntaxReader& reader, const ResidualParams& p, int16_t* coeffs,
+                         bool* transform_skip_flag) {
   ResidualSyntax rd(reader);
   const int log2 = p.log2_trafo_size;
   const int size = 1 << log2;
@@ -105,6 +105,7 @@ void residual_coding(SyntaxReader& reader, const ResidualParams& p, int16_t* coe
   uint8_t csbf[8][8];  // coded_sub_block_flag[xS][yS]
   std::memset(csbf, 0, sizeof(csbf));
   bool last_greater1_ctx_zero = false;  // of the previous sub-block with levels (9.3.4.2.6)
+  uint64_t written = 0;                 // the sub-blocks given levels, bit (yS << log2_sb) + xS
 
   for (int i = last_sub_block; i >= 0; --i) {
     const int xs = scan_sb[i].x, ys = scan_sb[i].y;
@@ -148,6 +149,7 @@ void residual_coding(SyntaxReader& reader, const ResidualParams& p, int16_t* coe
         pos[n_sig++] = 0;
     }
     if (!n_sig) continue;
+    written |= uint64_t(1) << ((ys << log2_sb) + xs);
 
     // 9.3.4.2.6 ctxSet and greater1Ctx of coeff_abs_level_greater1_flag
     int ctx_set = (i == 0 || c_idx > 0) ? 0 : 2;
@@ -192,6 +194,7 @@ void residual_coding(SyntaxReader& reader, const ResidualParams& p, int16_t* coe
     }
   }
   rd.finish(reader);
+  return written;
 }
 
 }  // namespace gvc::hevc

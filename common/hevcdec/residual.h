@@ -17,8 +17,10 @@ struct ResidualParams {
 };
 
 // Parses one residual_coding() into the (1 << log2)^2 levels at `coeffs` (x fastest), which
-// must be zero on entry: only the nonzero levels are written.
-void residual_coding(SyntaxReader& rd, const ResidualParams& p, int16_t* coeffs,
-                     bool* transform_skip_flag);
+// must be zero on entry: only the nonzero levels are written. Returns which 4x4 sub-blocks hold
+// them: bit (yS << (log2 - 2)) + xS for the sub-block at (xS, yS) in units of 4 samples; the
+// others are still all zero.
+uint64_t residual_coding(SyntaxReader& rd, const ResidualParams& p, int16_t* coeffs,
+                         bool* transform_skip_flag);
 
 }  // namespace gvc::hevc

@@ -112,6 +112,7 @@ class SliceDecoder {
   bool transform_unit(int x0, int y0, int x_base, int y_base, int log2_trafo_size,
                       int trafo_depth, int blk_idx, bool cbf_luma, bool cbf_cb, bool cbf_cr);
   void reconstruct_block(int x0, int y0, int log2_size, int c_idx, bool coded);
+  void record_level_blocks(uint64_t coded, int log2_size, uint32_t dense_offset);
 
   void start_quantization_group(int xq, int yq);
   void set_qp_y();
@@ -136,6 +137,9 @@ class SliceDecoder {
   Picture& pic_;
   FrameState& fs_;
   PictureRecon* recon_;  // where the sample work is recorded
+  // residual_coding()'s block, all zeros between transform blocks (record_level_blocks clears
+  // what it wrote)
+  alignas(16) int16_t tu_levels_[32 * 32] = {};
   SyntaxReader rd_;
   const uint8_t* rbsp_ = nullptr;
   size_t size_ = 0;
@@ -873,11 +877,11 @@ void SliceDecoder::reconstruct_block(int x0, int y0, int log2_size, int c_idx, b
     if (intra_mode >= 6 && intra_mode <= 14) rp.scan_idx = 2;
     else if (intra_mode >= 22 && intra_mode <= 30) rp.scan_idx = 1;
   }
-  // the levels go straight into the recording, zeroed by the resize
-  const size_t coeff_offset = recon_->levels.size();
-  recon_->levels.resize(coeff_offset + (size_t(1) << (2 * log2_size)));
   bool transform_skip = false;
-  residual_coding(rd_, rp, recon_->levels.data() + coeff_offset, &transform_skip);
+  const uint64_t coded_sub_blocks = residual_coding(rd_, rp, tu_levels_, &transform_skip);
+  const uint32_t coeff_offset = recon_->dense_levels;
+  recon_->dense_levels += uint32_t(1) << (2 * log2_size);
+  record_level_blocks(coded_sub_blocks, log2_size, coeff_offset);
 
   HevcTu tu;
   tu.x = x0;
@@ -901,13 +905,32 @@ void SliceDecoder::reconstruct_block(int x0, int y0, int log2_size, int c_idx, b
     const int matrix_id = c_idx + (pred_mode_ == MODE_INTRA ? 0 : 3);
     tu.scaling = pp_.scaling_factor[log2_size - 2][matrix_id].data();
   }
-  tu.coeff_offset = uint32_t(coeff_offset);
+  tu.coeff_offset = coeff_offset;
   if (pred_mode_ == MODE_INTRA) {
     // the intra block recorded just before (transform_unit predicts, then reconstructs)
     recon_->intra.back().tu = int32_t(recon_->intra_tus.size());
     recon_->intra_tus.push_back(tu);
   } else {
     recon_->inter_tus.push_back(tu);
+  }
+}
+
+// Moves the levels of the sub-blocks `coded` of tu_levels_ (residual_coding()'s mask) into the
+// recording, 16 each with their place in the dense levels, and clears them there.
+void SliceDecoder::record_level_blocks(uint64_t coded, int log2_size, uint32_t dense_offset) {
+  const int n = 1 << log2_size, log2_sb = log2_size - 2;
+  std::vector<int16_t>& levels = recon_->levels;
+  size_t at = levels.size();
+  levels.resize(at + 16 * size_t(__builtin_popcountll(coded)));
+  for (; coded; coded &= coded - 1) {
+    const int b = __builtin_ctzll(coded);
+    const int x = (b & ((1 << log2_sb) - 1)) << 2, y = (b >> log2_sb) << 2;
+    int16_t* from = tu_levels_ + y * n + x;
+    for (int r = 0; r < 4; ++r, at += 4) {
+      std::memcpy(&levels[at], from + r * n, 4 * sizeof(int16_t));
+      std::memset(from + r * n, 0, 4 * sizeof(int16_t));
+    }
+    recon_->level_blocks.push_back(hevc_level_block(dense_offset + uint32_t(y * n + x), log2_size));
   }
 }
 
@@ -941,19 +964,21 @@ void SliceDecoder::intra_predict(int x0, int y0, int log2_size, int c_idx, int m
 // Appends the sample work of one row to the picture's, in decoding order. The row's levels
 // move to the picture's level_rows, which give `from` an array of an earlier picture's back.
 void append_recon(PictureRecon& to, PictureRecon& from) {
-  const uint32_t levels = uint32_t(to.level_count()), pcm = uint32_t(to.pcm_samples.size());
+  const uint32_t dense = to.dense_levels, pcm = uint32_t(to.pcm_samples.size());
   const int32_t intra_tus = int32_t(to.intra_tus.size());
   if (to.level_rows.size() <= to.n_level_rows) to.level_rows.resize(to.n_level_rows + 1);
   to.level_rows[to.n_level_rows++].swap(from.levels);
   from.levels.clear();
+  for (const uint32_t b : from.level_blocks) to.level_blocks.push_back(b + dense);
+  to.dense_levels += from.dense_levels;
   to.pcm_samples.insert(to.pcm_samples.end(), from.pcm_samples.begin(), from.pcm_samples.end());
   to.pbs.insert(to.pbs.end(), from.pbs.begin(), from.pbs.end());
   for (HevcTu tu : from.inter_tus) {
-    tu.coeff_offset += levels;
+    tu.coeff_offset += dense;
     to.inter_tus.push_back(tu);
   }
   for (HevcTu tu : from.intra_tus) {
-    tu.coeff_offset += levels;
+    tu.coeff_offset += dense;
     to.intra_tus.push_back(tu);
   }
   for (HevcIntraBlock b : from.intra) {
