@@ -14,11 +14,7 @@
 namespace gvc {
 namespace cuda {
 
-namespace {
-std::atomic<uint64_t> reconstructor_ids{0};
-}  // namespace
-
-HevcCudaReconstructor::HevcCudaReconstructor(int device_id) : device_id_(device_id), id_(++reconstructor_ids) {
+HevcCudaReconstructor::HevcCudaReconstructor(int device_id) : device_id_(device_id) {
   slots_.reserve(kMaxSlots);  // never reallocated: reconstruct() holds pointers to slots
 }
 
@@ -105,10 +101,9 @@ std::string HevcCudaReconstructor::host_times_summary() const {
   char buf[400];
   std::snprintf(buf, sizeof buf,
                 "host ms/picture over %d: refs %.3f levels %.3f mc %.3f inter_residual %.3f intra_residual %.3f "
-                "intra %.3f plan %.3f deblock %.3f sao %.3f download %.3f total %.3f (%d prepared on a lane, %d of them copied there)",
+                "intra %.3f plan %.3f deblock %.3f sao %.3f download %.3f total %.3f (%d prepared on a lane)",
                 t.pictures, k * t.refs, k * t.levels, k * t.mc, k * t.inter_residual, k * t.intra_residual,
-                k * t.intra, k * t.plan, k * t.deblock, k * t.sao, k * t.download, k * t.total, t.prepared,
-                t.staged);
+                k * t.intra, k * t.plan, k * t.deblock, k * t.sao, k * t.download, k * t.total, t.prepared);
   return buf;
 }
 
@@ -343,56 +338,8 @@ void HevcCudaReconstructor::prepare(const hevc::PicParams& pp, const hevc::Pictu
     p = static_cast<HevcPrepared*>(r.prepared.get());
   }
   p->decode_index = pic.decode_index;
-  // a staging the lane's last picture left filled (its run() did not come) is free again;
-  // one of an earlier reconstructor went with it
-  if (p->staged && p->staging_owner == id_) {
-    std::lock_guard<std::mutex> lock(staging_mutex_);
-    p->staged->state = HevcLaneStaging::kFree;
-  }
-  p->staged = nullptr;
   p->status = prepare_picture(pp, pic, r, *p);
-  if (p->status.ok()) {
-    const PreparedLayout at = prepared_layout(r, *p);
-    {
-      std::lock_guard<std::mutex> lock(staging_mutex_);
-      for (auto& st : lane_staging_)
-        if (st->state == HevcLaneStaging::kFree && st->capacity >= at.bytes) {
-          st->state = HevcLaneStaging::kFilled;
-          p->staged = st.get();
-          break;
-        }
-      if (!p->staged) lane_staging_wanted_ = std::max(lane_staging_wanted_, at.bytes);
-    }
-    if (p->staged) {
-      copy_prepared(r, *p, at, p->staged->buf.get<uint8_t>());
-      p->staging_owner = id_;
-    }
-  }
   r.prepared_ready = true;
-}
-
-// On the reconstruction's thread: the lane stagings whose upload is done are free again, and
-// one more is made (or a free one grown) when a prepare() found none free that was large enough.
-Status HevcCudaReconstructor::update_lane_stagings() {
-  std::lock_guard<std::mutex> lock(staging_mutex_);
-  for (auto& st : lane_staging_)
-    if (st->state == HevcLaneStaging::kUploading && st->uploaded.done()) st->state = HevcLaneStaging::kFree;
-  if (!lane_staging_wanted_) return {};
-  const size_t want = lane_staging_wanted_ + lane_staging_wanted_ / 4;
-  lane_staging_wanted_ = 0;
-  HevcLaneStaging* grow = nullptr;
-  if (lane_staging_.size() < kLaneStagings) {
-    lane_staging_.push_back(std::make_unique<HevcLaneStaging>());
-    grow = lane_staging_.back().get();
-  } else {
-    for (auto& st : lane_staging_)
-      if (st->state == HevcLaneStaging::kFree && st->capacity < want) grow = st.get();
-  }
-  if (!grow) return {};
-  grow->capacity = 0;
-  GVC_TRY(grow->buf.reserve(want));
-  grow->capacity = want;
-  return {};
 }
 
 Status HevcCudaReconstructor::reconstruct(const hevc::PicParams& pp, const hevc::FrameState& fs,
@@ -439,43 +386,17 @@ Status HevcCudaReconstructor::reconstruct(const hevc::PicParams& pp, const hevc:
   // copy would be staged by the driver on this thread, synchronously) and each core packing
   // its own work.
   auto* prep = r.prepared_ready ? dynamic_cast<HevcPrepared*>(r.prepared.get()) : nullptr;
-  HevcLaneStaging* staged = nullptr;
-  if (prep) {
-    if (prep->staging_owner == id_) staged = prep->staged;
-    prep->staged = nullptr;
-    if (prep->decode_index != pic.decode_index || !prep->status.ok()) prep = nullptr;
-  }
-  if (staged && !prep) {
-    std::lock_guard<std::mutex> lock(staging_mutex_);
-    staged->state = HevcLaneStaging::kFree;
-    staged = nullptr;
-  }
-  GVC_TRY(update_lane_stagings());
+  if (prep && (prep->decode_index != pic.decode_index || !prep->status.ok())) prep = nullptr;
   uint8_t* prep_dev = nullptr;
   PreparedLayout at;
   if (prep) {
     at = prepared_layout(r, *prep);
-    Status grown;
-    if (records_.size() < at.bytes) grown = records_.reserve(with_headroom(at.bytes));
-    if (!grown.ok() && staged) {
-      std::lock_guard<std::mutex> lock(staging_mutex_);
-      staged->state = HevcLaneStaging::kFree;
-    }
-    GVC_TRY(grown);
-    if (staged) {  // copied on the lane already
-      const cudaError_t e = cudaMemcpyAsync(records_.get(), staged->buf.get(), at.bytes, cudaMemcpyHostToDevice, s);
-      const Status recorded = e == cudaSuccess ? staged->uploaded.record(s) : Status();
-      std::lock_guard<std::mutex> lock(staging_mutex_);
-      staged->state = e == cudaSuccess && recorded.ok() ? HevcLaneStaging::kUploading : HevcLaneStaging::kFree;
-      GVC_CUDA_TRY(e);
-      GVC_TRY(recorded);
-    } else {
-      uint8_t* staging = nullptr;
-      GVC_TRY(prepared_staging_.acquire(at.bytes, staging));
-      copy_prepared(r, *prep, at, staging);
-      GVC_CUDA_TRY(cudaMemcpyAsync(records_.get(), staging, at.bytes, cudaMemcpyHostToDevice, s));
-      GVC_TRY(prepared_staging_.release(s));
-    }
+    uint8_t* staging = nullptr;
+    GVC_TRY(prepared_staging_.acquire(at.bytes, staging));
+    copy_prepared(r, *prep, at, staging);
+    if (records_.size() < at.bytes) GVC_TRY(records_.reserve(with_headroom(at.bytes)));
+    GVC_CUDA_TRY(cudaMemcpyAsync(records_.get(), staging, at.bytes, cudaMemcpyHostToDevice, s));
+    GVC_TRY(prepared_staging_.release(s));
     prep_dev = records_.get<uint8_t>();
   }
   // the levels as the parse kept them, only the TUs' coded sub-blocks (a fifth of the dense
@@ -588,7 +509,6 @@ Status HevcCudaReconstructor::reconstruct(const hevc::PicParams& pp, const hevc:
   a.total += times.total;
   ++a.pictures;
   a.prepared += prep ? 1 : 0;
-  a.staged += staged ? 1 : 0;
   return {};
 }
 

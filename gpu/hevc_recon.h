@@ -105,27 +105,12 @@ class HevcDeviceFrame : public hevc::DeviceFrame {
 // What HevcCudaReconstructor::prepare makes of a picture's records on its lane (host memory
 // only, no CUDA call): the cores' packed work, which run() copies with the levels and the
 // deblocking arrays into its pinned staging and uploads in one copy.
-// Pinned memory that a frame lane fills with its picture's records (HevcPrepared::staged),
-// laid out as run() uploads them, so that run() only queues the copy: free, filled by a lane,
-// or uploading until `uploaded` (recorded after the copy out of it) is done.
-struct HevcLaneStaging {
-  enum State { kFree, kFilled, kUploading };
-  PinnedBuffer buf;
-  size_t capacity = 0;
-  Event uploaded;
-  State state = kFree;
-};
-
 struct HevcPrepared : hevc::PreparedRecon {
   Status status;              // of prepare(): run() does the work itself when it failed
   uint64_t decode_index = 0;  // the picture prepared for
   HevcMcCore::Packed mc;
   HevcIntraCore::Packed intra;
   bool deblock = false;       // the deblocking arrays were checked (HevcDeblockCore::check)
-  // The records copied already, when a lane staging of the reconstructor `staging_owner` (its
-  // id()) was free; run() takes it (null again).
-  HevcLaneStaging* staged = nullptr;
-  uint64_t staging_owner = 0;
 };
 
 // Device memory for one picture of the DPB: three planes of 16-bit samples (4:2:0), each at
@@ -152,12 +137,10 @@ class HevcCudaReconstructor : public hevc::Reconstructor {
   // The decoder's thread for the calls: the queueing thread's CUDA context made current.
   std::function<void()> thread_entry() override;
   bool output(const hevc::Picture& pic, hevc::DecodedFrame& f, std::string& err) override;
-  // On a frame lane: checks and packs the inter PBs and the intra blocks (HevcPrepared), and
-  // copies them, the levels and the deblocking arrays into pinned memory of a lane staging
-  // when one is free, so that run() only uploads them in one copy (or copies them into its
-  // own staging first); run() still packs the TU lists, SAO's parameters, the PCM samples and
-  // the references' plane table. Host work only: run() makes the lane stagings, up to
-  // kLaneStagings, as large as prepare() found them too small.
+  // On a frame lane: checks and packs the inter PBs and the intra blocks (HevcPrepared), so
+  // that run() only copies them, the levels and the deblocking arrays into its pinned staging
+  // and uploads them in one copy; run() still packs the TU lists, SAO's parameters, the PCM
+  // samples and the references' plane table. Host work only.
   void prepare(const hevc::PicParams& pp, const hevc::Picture& pic, hevc::PictureRecon& r) override;
   // The decoder's caller waits for this reconstructor's thread: evict() makes its copies at once.
   void caller_waits(bool on) override;
@@ -203,11 +186,9 @@ class HevcCudaReconstructor : public hevc::Reconstructor {
     double total = 0;           // the whole of reconstruct()
     int pictures = 0;
     int prepared = 0;           // of those, with the records prepared on a frame lane (prepare())
-    int staged = 0;             // and of those, copied into a lane staging there
   };
   const HostTimes& host_times() const { return host_times_; }
-  // One line, ms per picture: "host ms/picture over N: refs 0.01 levels 0.12 ... total 1.10
-  // (P prepared on a lane, S of them copied there)".
+  // One line, ms per picture: "host ms/picture over N: refs 0.01 levels 0.12 ... total 1.10".
   std::string host_times_summary() const;
   // One line, MiB: the device memory held by the pictures and by each core, "gpu memory MiB:
   // pictures 118.7 (5 slots), frame buffers 2, records and levels .. mc .. itx ..
@@ -280,14 +261,6 @@ class HevcCudaReconstructor : public hevc::Reconstructor {
   std::atomic<uint64_t> allocations_{0};
   mutable std::mutex allocator_error_mutex_;  // read by the element while run() may set it
   std::string allocator_error_;
-  // Lane stagings, made and grown by run() (with the context current), taken by prepare() on
-  // the lanes; the vector and the states under staging_mutex_.
-  static constexpr size_t kLaneStagings = 8;
-  std::mutex staging_mutex_;
-  std::vector<std::unique_ptr<HevcLaneStaging>> lane_staging_;
-  size_t lane_staging_wanted_ = 0;  // the most bytes a prepare() found no free staging for
-  const uint64_t id_;               // HevcPrepared::staging_owner
-  Status update_lane_stagings();
   StagingRing prepared_staging_;  // a prepared picture's records, the levels and the deblocking arrays
   StagingRing level_staging_;     // or (not prepared) the levels alone
   // Either of those on the device (one buffer: a stream's first pictures, before frame threads,
