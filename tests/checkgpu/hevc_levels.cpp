@@ -49,13 +49,15 @@ std::vector<int16_t> expand_on_device(const Levels& l, cudaStream_t s, gvc::Stat
   if (st.ok()) st = packed.reserve(l.packed.size() * 2 + 8);
   if (st.ok()) st = dense.reserve(out.size() * 2);
   if (!st.ok()) return {};
-  cudaMemcpy(blocks.get(), l.blocks.data(), l.blocks.size() * 4, cudaMemcpyHostToDevice);
-  cudaMemcpy(packed.get(), l.packed.data(), l.packed.size() * 2, cudaMemcpyHostToDevice);
-  cudaMemcpy(dense.get(), out.data(), out.size() * 2, cudaMemcpyHostToDevice);
+  // on the stream of the expansion (a pageable cudaMemcpy may still be copying when it returns,
+  // and the legacy stream does not order a non-blocking one)
+  cudaMemcpyAsync(blocks.get(), l.blocks.data(), l.blocks.size() * 4, cudaMemcpyHostToDevice, s);
+  cudaMemcpyAsync(packed.get(), l.packed.data(), l.packed.size() * 2, cudaMemcpyHostToDevice, s);
+  cudaMemcpyAsync(dense.get(), out.data(), out.size() * 2, cudaMemcpyHostToDevice, s);
   st = gvc::cuda::hevc_expand_levels(blocks.get<uint32_t>(), l.blocks.size(), packed.get<int16_t>(),
                                      dense.get<int16_t>(), l.dense, s);
+  if (st.ok()) st = gvc::cuda::check(cudaMemcpyAsync(out.data(), dense.get(), out.size() * 2, cudaMemcpyDeviceToHost, s), "download");
   if (st.ok()) st = gvc::cuda::check(cudaStreamSynchronize(s), "sync");
-  if (st.ok()) st = gvc::cuda::check(cudaMemcpy(out.data(), dense.get(), out.size() * 2, cudaMemcpyDeviceToHost), "download");
   return out;
 }
 
