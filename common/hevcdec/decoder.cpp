@@ -77,27 +77,12 @@ struct SliceJob {
 };
 
 // A picture's parse on a thread of its own, and what it fills: the syntax arrays and the
-// sample work that its run() reads afterwards on the stage's thread, in one of two sets. A
-// lane takes its next picture once its parse is done and the run() of the picture before
-// that (which filled the other set) is done: pictures are run in decoding order, so a picture
-// parsed quickly behind a slow one waits for its run(), and its lane parses on meanwhile.
-struct LaneRecords {
-  FrameState fs;
-  PictureRecon recon;
-  uint64_t run_ticket = 0;  // on the decoder's stage
-};
-
+// sample work that its run() reads afterwards on the stage's thread. A lane takes its next
+// picture once that run() is done.
 struct Lane {
   Picture* pic = nullptr;
-  LaneRecords records[2];
-  int cur = 0;  // the set of the picture on the lane
-  FrameState& fs() { return records[cur].fs; }
-  PictureRecon& recon() { return records[cur].recon; }
-  // Whether the lane would make a new picture wait: its parse, or the run() of the set the
-  // picture would fill, not yet done (`run_done`: the stage's done()).
-  bool busy(uint64_t run_done) const {
-    return thread.done() < parse_ticket || run_done < records[cur ^ 1].run_ticket;
-  }
+  FrameState fs;
+  PictureRecon recon;
   SegmentCarry carry;
   std::vector<SliceJob> slices;  // the first n_slices are the picture's (kept for their buffers)
   size_t n_slices = 0;
@@ -106,6 +91,7 @@ struct Lane {
   // the collocated pictures the parse reads, held until it ends
   std::vector<std::shared_ptr<Picture>> pins;
   uint64_t parse_ticket = 0;  // on `thread`
+  uint64_t run_ticket = 0;    // on the decoder's stage
   JobThread thread;
 };
 
@@ -255,23 +241,21 @@ struct Decoder::Impl {
     for (const RefPicLists& rl : pic->slice_refs)
       for (int X = 0; X < 2; ++X)
         for (int i = 0; i < rl.n[X]; ++i) used.push_back(dpb.share(rl.pic[X][i]));
-    LaneRecords* rec = l ? &l->records[l->cur] : nullptr;
-    const uint64_t parse_ticket = l ? l->parse_ticket : 0;
     flight_ticket = stage.push(
-        [this, pic, l, rec, parse_ticket] {
+        [this, pic, l] {
           if (l) {
             const ScopeNs t(&stage_wait_ns);
-            l->thread.wait(parse_ticket);
+            l->thread.wait(l->parse_ticket);
           }
           if (stage_failed) return;
           std::string err;
-          if (!reconstructor->run(pp, rec ? rec->fs : flight_fs, rec ? rec->recon : flight_recon, *pic, err))
+          if (!reconstructor->run(pp, l ? l->fs : flight_fs, l ? l->recon : flight_recon, *pic, err))
             stage_fail("picture reconstruction failed: " + err);
           stage_job_done();
         },
         reconstructor->thread_entry());
     pins.emplace_back(flight_ticket, std::move(used));
-    if (rec) rec->run_ticket = flight_ticket;
+    if (l) l->run_ticket = flight_ticket;
   }
 
   // Queues output() of `pic` into `o` (a frame of `frames`, which keeps its address).
@@ -338,15 +322,13 @@ struct Decoder::Impl {
     return frame_threads > 1 && reconstructor_ok() && reconstructor->keeps_pictures();
   }
 
-  // The next lane, once its last parse is done, with its other set of records once the
-  // run() that read them is done.
+  // The next lane, once the run() of its last picture is done.
   Lane* acquire_lane() {
     while (lanes.size() < size_t(frame_threads)) lanes.emplace_back(new Lane);
     Lane* l = lanes[next_lane++ % lanes.size()].get();
     const auto t0 = std::chrono::steady_clock::now();
     l->thread.wait(l->parse_ticket);
-    l->cur ^= 1;
-    wait_stage(l->records[l->cur].run_ticket);
+    wait_stage(l->run_ticket);
     lane_wait_s += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     return l;
   }
@@ -355,15 +337,13 @@ struct Decoder::Impl {
   // picture's parse (as a failure ends it on the caller's thread).
   void parse_lane(Lane& l, bool prepare) {
     const ScopeNs timed(&parse_ns);
-    FrameState& lfs = l.fs();
-    PictureRecon& lrecon = l.recon();
     std::vector<SliceInfo> slices;  // given by the caller's thread
-    slices.swap(lfs.slices);
-    lfs.reset(pp.width, pp.height, pp.pic_size_in_ctbs);
-    lfs.slices.swap(slices);
+    slices.swap(l.fs.slices);
+    l.fs.reset(pp.width, pp.height, pp.pic_size_in_ctbs);
+    l.fs.slices.swap(slices);
     l.pic->reset_motion();
-    LoopFilterPlan& lf = lrecon.loop_filters;
-    begin_loop_filter_plan(pp, lfs, lf);  // WPP rows plan theirs as they end (plan_rows)
+    LoopFilterPlan& lf = l.recon.loop_filters;
+    begin_loop_filter_plan(pp, l.fs, lf);  // WPP rows plan theirs as they end (plan_rows)
     for (size_t i = 0; i < l.n_slices; ++i) {
       const SliceJob& j = l.slices[i];
       SliceDecodeInput in;
@@ -372,11 +352,11 @@ struct Decoder::Impl {
       in.slice_idx = j.slice_idx;
       in.slice_addr_rs = j.slice_addr_rs;
       in.pic = l.pic;
-      in.fs = &lfs;
+      in.fs = &l.fs;
       in.carry = &l.carry;
       in.refs = &l.pic->slice_refs[size_t(j.slice_idx)];
       in.col_pic = j.col_pic;
-      in.recon = &lrecon;
+      in.recon = &l.recon;
       in.substreams = &j.substreams;
       in.waits = &lane_waits;
       // the threads shared among the lanes (at least 2 each: a lane's rows are its speed)
@@ -393,11 +373,11 @@ struct Decoder::Impl {
     l.pins.clear();
     // the boundary strengths here, on this picture's lane, rather than on the reconstructor's
     // one thread for every picture: of the rows that were not planned as they ended
-    complete_loop_filter_plan(pp, lfs, *l.pic, lf);
-    lrecon.loop_filters_planned = true;
+    complete_loop_filter_plan(pp, l.fs, *l.pic, lf);
+    l.recon.loop_filters_planned = true;
     // and what the reconstructor can do ahead of its run() (its one thread is the pipeline's
     // narrowest stage), when the picture goes to it with the lane's records
-    if (prepare) reconstructor->prepare(pp, *l.pic, lrecon);
+    if (prepare) reconstructor->prepare(pp, *l.pic, l.recon);
     parses.fetch_add(1, std::memory_order_relaxed);
   }
 
@@ -427,8 +407,8 @@ struct Decoder::Impl {
       // its parse here, then the path below
       l->thread.push([this, l] { parse_lane(*l, false); });
       l->thread.wait_idle();
-      std::swap(fs, l->fs());
-      std::swap(recon, l->recon());
+      std::swap(fs, l->fs);
+      std::swap(recon, l->recon);
     }
     wait_stage(flight_ticket);  // the flight buffers are free again
     take_stage_error();
@@ -567,8 +547,8 @@ struct Decoder::Impl {
       lane = acquire_lane();
       lane->pic = cur;
       lane->n_slices = 0;
-      lane->fs().slices.clear();  // the arrays are reset on the lane (parse_lane)
-      lane->recon().clear();
+      lane->fs.slices.clear();  // the arrays are reset on the lane (parse_lane)
+      lane->recon.clear();
       lane->carry = SegmentCarry{};
       cur->parsed_rows = std::make_shared<Progress>();
       return true;
@@ -689,7 +669,7 @@ struct Decoder::Impl {
                             (si.sao_luma || si.sao_chroma || !si.deblocking_disabled);
     si.loop_filter_across_slices = pps.loop_filter_across_slices_enabled_flag &&
                                    (lf_present ? hdr.loop_filter_across_slices_enabled_flag : true);
-    FrameState& pfs = lane ? lane->fs() : fs;
+    FrameState& pfs = lane ? lane->fs : fs;
     pfs.slices.push_back(si);
 
     const uint8_t* payload = nalu.data + nalu.offset + nalu.header_bytes;
@@ -897,7 +877,7 @@ bool Decoder::take_frame(DecodedFrame& out, bool wait) {
       if (d.frame_threads > 1 && !d.draining && !wait) {
         const uint64_t done = d.stage.done();
         size_t busy = 0, waiting = 0;
-        for (auto& l : d.lanes) busy += l->busy(done);
+        for (auto& l : d.lanes) busy += done < l->run_ticket;
         for (const OutFrame& f : d.frames) waiting += done < f.ticket;
         if (busy < size_t(d.frame_threads) && waiting < size_t(d.frame_threads)) return false;
       }
