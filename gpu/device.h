@@ -156,9 +156,6 @@ class Event {
   Status synchronize(const char* what) const { return event_ ? wait_event(event_, what) : Status(); }
   // Makes `s` wait for the work recorded (nothing when never recorded).
   Status wait_on(cudaStream_t s) const;
-  // Whether the work recorded is done (true when never recorded, or when the query fails:
-  // a waiter then finds the error), without waiting.
-  bool done() const { return !event_ || cudaEventQuery(event_) != cudaErrorNotReady; }
 
  private:
   cudaEvent_t event_ = nullptr;

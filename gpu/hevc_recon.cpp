@@ -646,11 +646,6 @@ Status copy_semi_planar(const SemiPlanarView& src, const SemiPlanarView& dst, in
 
 }  // namespace
 
-bool HevcDeviceFrame::ready() const {
-  std::lock_guard<std::mutex> lock(m_);
-  return buf_.get() || !made_ || made_->done();  // (a copy of its own is queued behind its picture)
-}
-
 Status HevcDeviceFrame::copy_to(const SemiPlanarView& dst) const {
   std::lock_guard<std::mutex> lock(m_);
   if (!stream_)
@@ -663,9 +658,7 @@ Status HevcDeviceFrame::copy_to(const SemiPlanarView& dst) const {
   if (buf_.get()) {  // a copy of its own
     st = copy_semi_planar(view_, dst, width, height, bit_depth, s);
   } else if (device_writable(dst.y) && device_writable(dst.uv)) {
-    // the picture first, sleeping (cudaStreamSynchronize below spins, for the copy alone)
-    st = made_->synchronize("HEVC output picture");
-    if (st.ok()) st = made_->wait_on(s);
+    st = made_->wait_on(s);
     if (st.ok()) st = hevc_write_semi_planar(planes_, x0_, y0_, width, height, bit_depth, dst, s);
     if (st.ok()) st = check(cudaStreamSynchronize(s), "HEVC output conversion");
   } else {  // into host memory: converted into a scratch buffer on the device, then copied down

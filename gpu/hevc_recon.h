@@ -74,9 +74,6 @@ class HevcDeviceFrame : public hevc::DeviceFrame {
   // one that succeeded may find the picture gone (an error). Let the frame go with the
   // context current too: it may hold the last reference to the picture's memory.
   Status copy_to(const SemiPlanarView& dst) const;
-  // The GPU has made the picture (its reconstruction and loop filters are done); with the
-  // frame's CUDA context current.
-  bool ready() const override;
 
   int width = 0, height = 0, bit_depth = 8;
 

@@ -868,26 +868,21 @@ void Decoder::flush() {
 
 bool Decoder::take_frame(DecodedFrame& out, bool wait) {
   Impl& d = *impl_;
-  // With frame threads, a frame that is not ready is waited for only once the pipeline is
-  // full: the caller gives the next picture meanwhile (a lane is free), so that pictures are
-  // parsed at once; and at most frame_threads - 1 frames are left waiting. Not ready: not
-  // handed out by the stage's thread yet, or still being made on the reconstructor's device
-  // (the caller would wait for the GPU in copying it, and give no picture to the lanes).
-  const auto ready = [](const OutFrame& f, uint64_t done) {
-    return (!f.ticket || f.ticket <= done) && (!f.frame.device || f.frame.device->ready());
-  };
-  const auto may_wait = [&d, &ready] {
-    const uint64_t done = d.stage.done();
-    size_t busy = 0, waiting = 0;
-    for (auto& l : d.lanes) busy += done < l->run_ticket;
-    for (const OutFrame& f : d.frames) waiting += !ready(f, done);
-    return busy >= size_t(d.frame_threads) || waiting >= size_t(d.frame_threads);
-  };
   while (!d.frames.empty()) {
     OutFrame& o = d.frames.front();
-    const bool threaded = d.frame_threads > 1 && !d.draining && !wait;
-    if (threaded && !ready(o, d.stage.done()) && !may_wait()) return false;
-    if (o.ticket && d.stage.done() < o.ticket) d.wait_stage(o.ticket);  // handed out by the stage's thread
+    if (o.ticket && d.stage.done() < o.ticket) {  // handed out by the stage's thread
+      // with frame threads, only once the pipeline is full: the caller gives the next
+      // picture meanwhile (a lane is free), so that pictures are parsed at once; and at most
+      // frame_threads - 1 frames are left waiting
+      if (d.frame_threads > 1 && !d.draining && !wait) {
+        const uint64_t done = d.stage.done();
+        size_t busy = 0, waiting = 0;
+        for (auto& l : d.lanes) busy += done < l->run_ticket;
+        for (const OutFrame& f : d.frames) waiting += done < f.ticket;
+        if (busy < size_t(d.frame_threads) && waiting < size_t(d.frame_threads)) return false;
+      }
+      d.wait_stage(o.ticket);
+    }
     if (o.dropped) {  // that failed: the error is reported by the next decode()
       d.frames.pop_front();
       continue;

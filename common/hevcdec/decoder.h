@@ -15,9 +15,6 @@ class Reconstructor;
 // defines (gpu/hevc_recon.h: HevcDeviceFrame).
 struct DeviceFrame {
   virtual ~DeviceFrame() = default;
-  // Whether the device has made the picture, so that copying it out waits for nothing but
-  // the copy; asked without waiting, where the reconstructor's device context is current.
-  virtual bool ready() const { return true; }
 };
 
 // One output picture, cropped to the conformance window (samples in 16 bits, any bit depth).
