@@ -370,7 +370,6 @@ struct Decoder::Impl {
       }
     }
     l.pic->parsed_rows->set(INT_MAX);  // also after a failure: nobody waits for more
-    for (int r = 0; r < l.pic->parsed_ctb_rows; ++r) l.pic->parsed_ctbs[r].set(INT_MAX);
     l.pins.clear();
     // the boundary strengths here, on this picture's lane, rather than on the reconstructor's
     // one thread for every picture: of the rows that were not planned as they ended
@@ -552,8 +551,6 @@ struct Decoder::Impl {
       lane->recon.clear();
       lane->carry = SegmentCarry{};
       cur->parsed_rows = std::make_shared<Progress>();
-      cur->parsed_ctbs.reset(new Progress[size_t(pp.pic_height_in_ctbs)]);
-      cur->parsed_ctb_rows = pp.pic_height_in_ctbs;
       return true;
     }
     fs.reset(pp.width, pp.height, pp.pic_size_in_ctbs);

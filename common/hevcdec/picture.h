@@ -63,14 +63,6 @@ struct Picture {
   // luma rows of `mvf` and `ctb_slice` are complete, for a later picture's TMVP to wait on
   // (INT_MAX once the parse has ended, also when it failed). Null: all of them.
   std::shared_ptr<Progress> parsed_rows;
-  // With parsed_rows: how many CTBs of each of the first parsed_ctb_rows CTB rows have their
-  // motion in `mvf` (and their `ctb_slice`) complete, for a later picture's TMVP at one CTB,
-  // which reads that row up to the next CTB; INT_MAX once the parse has ended. Raster-order
-  // parses (WPP rows, slices without tiles) count CTB by CTB, waking sleepers every
-  // kCtbWakeStep CTBs and at the row's end; tiles only end.
-  std::shared_ptr<Progress[]> parsed_ctbs;
-  int parsed_ctb_rows = 0;
-  static constexpr int kCtbWakeStep = 4;
   bool parse_failed = false;  // set by its lane before parsed_rows ends
   uint64_t irap_generation = 0;  // Decoder's count of IRAP pictures started before it
 

@@ -79,30 +79,16 @@ class SliceDecoder {
     fs_.ctb_slice[ctb_addr_rs_] = static_cast<int16_t>(in_.slice_idx);
     if (size_t(ctb_addr_rs_) < pic_.ctb_slice.size()) pic_.ctb_slice[ctb_addr_rs_] = static_cast<int16_t>(in_.slice_idx);
   }
-  // Frame threads: the collocated picture's motion that the current CTB may read is parsed:
-  // 8.5.3.2.8 reads it in this CTB row only (the bottom right candidate is taken within the
-  // same CTB row), up to the next CTB (that candidate right of the CTB). Waiting for the whole
-  // row made a picture trail its collocated one by a row (half of a lane's parse was spent so).
+  // Frame threads: the collocated picture's motion of the current CTB row (8.5.3.2.8 reads it
+  // in this row only: the bottom right candidate is taken within the same CTB row) is parsed.
   void wait_for_col_rows() {
     if (!in_.col_pic || !in_.col_pic->parsed_rows || col_rows_ >= y_ctb_ + pp_.ctb_size) return;
-    const Progress& rows = *in_.col_pic->parsed_rows;
-    col_rows_ = rows.get();
-    if (col_rows_ >= y_ctb_ + pp_.ctb_size) return;
-    const int row = y_ctb_ >> pp_.log2_ctb_size;
-    const bool by_ctb = row < in_.col_pic->parsed_ctb_rows;
-    const int need = std::min((x_ctb_ >> pp_.log2_ctb_size) + 2, pp_.pic_width_in_ctbs);
-    const Progress& ctbs = by_ctb ? in_.col_pic->parsed_ctbs[row] : rows;
-    const int target = by_ctb ? need : y_ctb_ + pp_.ctb_size;
-    if (ctbs.get() >= target) return;
-    const ScopeNs t(in_.waits ? &in_.waits->col_ns : nullptr);
-    ctbs.wait_for(target, kParseYieldUs);
-    col_rows_ = rows.get();
-  }
-  // `n` CTBs of the current CTB row are complete (raster order).
-  void publish_ctbs(int n) {
-    const int row = y_ctb_ >> pp_.log2_ctb_size;
-    if (row < pic_.parsed_ctb_rows)
-      pic_.parsed_ctbs[row].set(n, n % Picture::kCtbWakeStep == 0 || n == pp_.pic_width_in_ctbs);
+    const Progress& col = *in_.col_pic->parsed_rows;
+    if (col.get() < y_ctb_ + pp_.ctb_size) {
+      const ScopeNs t(in_.waits ? &in_.waits->col_ns : nullptr);
+      col.wait_for(y_ctb_ + pp_.ctb_size, kParseYieldUs);
+    }
+    col_rows_ = col.get();
   }
   // The rows up to the current CTB's are complete in the picture's motion field.
   void publish_rows() {
@@ -369,10 +355,7 @@ bool SliceDecoder::run(const uint8_t* rbsp, size_t size, size_t data_offset) {
     wait_for_col_rows();
     if (!coding_tree_unit()) return false;
     // raster order without tiles: a row's motion is complete after its last CTB
-    if (!pps_.tiles_enabled_flag) {
-      publish_ctbs((x_ctb_ >> pp_.log2_ctb_size) + 1);
-      if ((x_ctb_ >> pp_.log2_ctb_size) == pp_.pic_width_in_ctbs - 1) publish_rows();
-    }
+    if (!pps_.tiles_enabled_flag && (x_ctb_ >> pp_.log2_ctb_size) == pp_.pic_width_in_ctbs - 1) publish_rows();
     if (pps_.entropy_coding_sync_enabled_flag &&
         (x_ctb_ >> pp_.log2_ctb_size) == pp_.col_bd[tile_col] + 1)
       in_.carry->wpp = rd_.ctx;  // 9.3.2.3 storage after the 2nd CTB of a row
@@ -429,6 +412,7 @@ bool SliceDecoder::run_row(const uint8_t* rbsp, size_t size, size_t start, int y
   ctb_addr_rs_ = y * w;
   ctb_addr_ts_ = ctb_addr_rs_;  // no tiles
   set_ctb_slice();
+  wait_for_col_rows();
   if (above && available(0, y_ctb_, pp_.ctb_size, y_ctb_ - pp_.ctb_size))
     rd_.ctx = above->wpp;
   else
@@ -441,11 +425,9 @@ bool SliceDecoder::run_row(const uint8_t* rbsp, size_t size, size_t start, int y
     ctb_addr_rs_ = y * w + x;
     ctb_addr_ts_ = ctb_addr_rs_;
     set_ctb_slice();
-    wait_for_col_rows();
     if (!coding_tree_unit()) return false;
     if (x == 1 || w == 1) self.wpp = rd_.ctx;  // 9.3.2.3 storage after the 2nd CTB of a row
     self.done.set(x + 1);
-    publish_ctbs(x + 1);
     if (x == w - 1) {
       // the rows above are complete (this row's last CTB waited for them)
       publish_rows();

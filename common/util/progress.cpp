@@ -37,9 +37,8 @@ constexpr int kSpins = 512;
 
 }  // namespace
 
-void Progress::set(int v, bool wake) {
+void Progress::set(int v) {
   value_.store(v, std::memory_order_seq_cst);
-  if (!wake) return;
   // Seen after the store in the single total order: a waiter that counted itself before
   // this load is woken; one that counts itself later finds v before it sleeps.
   if (sleepers_.load(std::memory_order_seq_cst) > 0) {

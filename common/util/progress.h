@@ -13,11 +13,9 @@ namespace gvc {
 class Progress {
  public:
   int get() const { return value_.load(std::memory_order_acquire); }
-  // Makes the count v (it only grows) and wakes the sleepers, unless `wake` is false; what the
-  // caller wrote before is visible to a thread that saw v. A count set without waking must be
-  // set again with waking later (a sleeper waits for that; spinning and yielding waiters see
-  // every count at once): a count that grows by one many times wakes its sleepers in steps.
-  void set(int v, bool wake = true);
+  // Makes the count v (it only grows) and wakes the sleepers; what the caller wrote before is
+  // visible to a thread that saw v.
+  void set(int v);
   // Makes the count at least v, for several threads that each know a lower bound of it (rows
   // of a wavefront completing nearly in order); wakes the sleepers when it grew.
   void advance(int v);
