@@ -15,8 +15,9 @@ namespace cuda {
 // Enqueues on `s`: `dense` (dense_count values) cleared, then hevc_scatter_level_blocks
 // (common/dsp/hevc_itx.h) of the n entries `blocks` with their levels `packed` (16 each) into
 // it; all in device memory, `packed` and `dense` 8-byte aligned. Every entry must lie inside
-// `dense`: the decoder's do by construction (the caller checks n and dense_count, not each
-// entry). One thread per row of 4 levels.
+// `dense`: the decoder's do, as it places each TU after the last and refuses a picture whose
+// TUs outgrow it (SliceDecoder::reconstruct_block); this checks n and dense_count, not each
+// entry. One thread per row of 4 levels.
 Status hevc_expand_levels(const uint32_t* blocks, size_t n, const int16_t* packed, int16_t* dense,
                           size_t dense_count, cudaStream_t s);
 

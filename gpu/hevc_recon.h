@@ -174,7 +174,7 @@ class HevcCudaReconstructor : public hevc::Reconstructor {
   // work being asynchronous (waits for it included, where a stage must wait).
   struct HostTimes {
     double refs = 0;            // slots, reference and PCM uploads, the wait for output()
-    double levels = 0;          // the levels' upload (or the prepared records') and the scaling matrices
+    double levels = 0;          // the levels' upload (or the prepared records'), their expansion queued, the scaling matrices
     double mc = 0;              // HevcMcCore::run (prepared: launch)
     double inter_residual = 0;  // HevcResidualCore::run of the inter TUs
     double intra_residual = 0;  // HevcResidualCore::run_to_residuals of the intra TUs
@@ -262,7 +262,7 @@ class HevcCudaReconstructor : public hevc::Reconstructor {
   mutable std::mutex allocator_error_mutex_;  // read by the element while run() may set it
   std::string allocator_error_;
   StagingRing prepared_staging_;  // a prepared picture's records, the levels and the deblocking arrays
-  StagingRing level_staging_;     // or (not prepared) the levels alone
+  StagingRing level_staging_;     // or (not prepared) the levels and their sub-blocks' places alone
   // Either of those on the device (one buffer: a stream's first pictures, before frame threads,
   // are not prepared).
   DeviceBuffer records_;
@@ -271,7 +271,7 @@ class HevcCudaReconstructor : public hevc::Reconstructor {
   std::unique_ptr<HevcPlane[][3]> ref_planes_;  // and its planes (HevcMcBatch::refs)
   size_t ref_planes_size_ = 0;
   HostTimes host_times_;
-  // set_gpu_timing's stages: upload (references, PCM, levels), mc, inter_residual, intra
+  // set_gpu_timing's stages: upload (references, PCM, levels made dense), mc, inter_residual, intra
   // (residuals and prediction), deblock, sao
   enum GpuStage { kGpuUpload, kGpuMc, kGpuInterResidual, kGpuIntra, kGpuDeblock, kGpuSao, kGpuStages };
   std::unique_ptr<StageTimer> gpu_timer_;

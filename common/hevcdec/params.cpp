@@ -133,8 +133,9 @@ bool PicParams::derive_anew(const GstH265SPS* s, const GstH265PPS* p) {
   // grid rely on it; GstH265Parser does not check)
   const int min_cb_mask = (1 << log2_min_cb_size) - 1;
   if (width <= 0 || height <= 0 || (width & min_cb_mask) || (height & min_cb_mask)) return false;
-  // a picture's levels are placed by 30-bit offsets (hevc_level_block): 1.5 per luma sample
-  // in 4:2:0 stay below 2^30 up to 715 M luma samples (level 6.2 allows 35.7 M)
+  // a picture's levels are placed by 30-bit offsets (hevc_level_block): its TUs' 1.5 dense
+  // levels per luma sample in 4:2:0 (the parse refuses more) stay below 2^30 up to 715 M luma
+  // samples (level 6.2 allows 35.7 M)
   if (int64_t(width) * height * 3 / 2 > int64_t(kHevcLevelBlockOffsetMask)) return false;
   // 7.4.3.2.1: the conformance window lies inside the picture (GstH265Parser computes it
   // without checking, from offsets up to 2^32 - 2 that may wrap; a window past the picture

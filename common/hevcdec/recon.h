@@ -67,7 +67,7 @@ struct PictureRecon {
 
   void clear();
   size_t level_count() const;  // 16 per entry of level_blocks
-  // Copies every level, in order, to `to` (level_count() of them).
+  // Copies the sub-blocks' levels, in order, to `to` (level_count() of them).
   void copy_levels(int16_t* to) const;
   // Writes the dense levels to `to` (dense_levels of them): zeros where no sub-block lies.
   void expand_levels(int16_t* to) const;

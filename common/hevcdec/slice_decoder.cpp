@@ -51,6 +51,10 @@ inline void fill_units(T* p, size_t stride, int n, int rows, T v) {
 // 2160p decoder's CPU time 10 % higher and its rate 1-3 % lower (.content/p69.sh, H200).
 constexpr int kParseYieldUs = 50;
 
+// The most dense levels a picture's TUs have: 1.5 per luma sample (4:2:0), below 2^30
+// (PicParams refuses larger pictures).
+uint32_t dense_level_limit(const PicParams& pp) { return uint32_t(int64_t(pp.width) * pp.height * 3 / 2); }
+
 // Progress of one CTB row decoded on its own thread (WPP): CTBs done, and the contexts after its
 // second CTB (TableStateIdxWpp), valid once done >= 2 or the row is complete.
 struct RowSync {
@@ -140,6 +144,7 @@ class SliceDecoder {
   // residual_coding()'s block, all zeros between transform blocks (record_level_blocks clears
   // what it wrote)
   alignas(16) int16_t tu_levels_[32 * 32] = {};
+  bool too_many_levels_ = false;  // reconstruct_block found more TUs than the picture holds
   SyntaxReader rd_;
   const uint8_t* rbsp_ = nullptr;
   size_t size_ = 0;
@@ -856,7 +861,7 @@ bool SliceDecoder::transform_unit(int x0, int y0, int x_base, int y_base, int lo
     if (pred_mode_ == MODE_INTRA) intra_predict(xc, yc, 2, 2, intra_chroma_pred_mode_);
     reconstruct_block(xc, yc, 2, 2, cbf_cr);
   }
-  return !rd_.eng.overrun();
+  return !rd_.eng.overrun() && !too_many_levels_;
 }
 
 // residual_coding() of one transform block, then scaling, transform and reconstruction.
@@ -877,10 +882,18 @@ void SliceDecoder::reconstruct_block(int x0, int y0, int log2_size, int c_idx, b
     if (intra_mode >= 6 && intra_mode <= 14) rp.scan_idx = 2;
     else if (intra_mode >= 22 && intra_mode <= 30) rp.scan_idx = 1;
   }
+  // The TUs of a picture cover it once: dense levels past 1.5 per luma sample (4:2:0) are CTBs
+  // decoded twice, in a damaged stream, which fails here before their count outgrows the
+  // levels' 30-bit places (or memory: a 32x32 TU of one level adds 1024 of them).
+  const uint32_t n_dense = uint32_t(1) << (2 * log2_size);
+  if (uint64_t(recon_->dense_levels) + n_dense > dense_level_limit(pp_)) {
+    too_many_levels_ = true;
+    return;
+  }
   bool transform_skip = false;
   const uint64_t coded_sub_blocks = residual_coding(rd_, rp, tu_levels_, &transform_skip);
   const uint32_t coeff_offset = recon_->dense_levels;
-  recon_->dense_levels += uint32_t(1) << (2 * log2_size);
+  recon_->dense_levels += n_dense;
   record_level_blocks(coded_sub_blocks, log2_size, coeff_offset);
 
   HevcTu tu;
@@ -963,7 +976,10 @@ void SliceDecoder::intra_predict(int x0, int y0, int log2_size, int c_idx, int m
 
 // Appends the sample work of one row to the picture's, in decoding order. The row's levels
 // move to the picture's level_rows, which give `from` an array of an earlier picture's back.
-void append_recon(PictureRecon& to, PictureRecon& from) {
+// False, appending nothing, when the picture would have more dense levels than it can hold
+// (rows decoding CTBs twice, as reconstruct_block refuses).
+bool append_recon(PictureRecon& to, PictureRecon& from, uint32_t dense_limit) {
+  if (uint64_t(to.dense_levels) + from.dense_levels > dense_limit) return false;
   const uint32_t dense = to.dense_levels, pcm = uint32_t(to.pcm_samples.size());
   const int32_t intra_tus = int32_t(to.intra_tus.size());
   if (to.level_rows.size() <= to.n_level_rows) to.level_rows.resize(to.n_level_rows + 1);
@@ -971,6 +987,8 @@ void append_recon(PictureRecon& to, PictureRecon& from) {
   from.levels.clear();
   for (const uint32_t b : from.level_blocks) to.level_blocks.push_back(b + dense);
   to.dense_levels += from.dense_levels;
+  from.level_blocks.clear();
+  from.dense_levels = 0;
   to.pcm_samples.insert(to.pcm_samples.end(), from.pcm_samples.begin(), from.pcm_samples.end());
   to.pbs.insert(to.pbs.end(), from.pbs.begin(), from.pbs.end());
   for (HevcTu tu : from.inter_tus) {
@@ -989,6 +1007,7 @@ void append_recon(PictureRecon& to, PictureRecon& from) {
     b.offset += pcm;
     to.pcm.push_back(b);
   }
+  return true;
 }
 
 // The rows of a WPP slice segment on several threads: each row is its own substream (entry
@@ -1034,7 +1053,8 @@ bool decode_rows_in_parallel(const SliceDecodeInput& in, const uint8_t* rbsp, si
     for (std::thread& t : threads) t.join();
   }
   if (abort.load()) return false;
-  for (int r = 0; r < n_rows; ++r) append_recon(*in.recon, recons[size_t(r)]);
+  for (int r = 0; r < n_rows; ++r)
+    if (!append_recon(*in.recon, recons[size_t(r)], dense_level_limit(pp))) return false;
   return true;
 }
 

@@ -1,6 +1,7 @@
 // hevc_levels.cpp (checkgpu): the parse's coded 4x4 sub-blocks made dense on the GPU against hevc_scatter_level_blocks, bit for bit
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -93,6 +94,7 @@ TEST(HevcLevels, RejectsWhatCannotFit) {
   CHECK_OK(stream.create());
   DeviceBuffer buf;
   CHECK_OK(buf.reserve(4096));
+  CHECK_CUDA(cudaMemset(buf.get(), 0, 4096));  // (entries at offset 0, should a check fail)
   uint8_t* base = buf.get<uint8_t>();
   const uint32_t* blocks = reinterpret_cast<const uint32_t*>(base);
   int16_t* dense = reinterpret_cast<int16_t*>(base + 2048);
@@ -102,6 +104,9 @@ TEST(HevcLevels, RejectsWhatCannotFit) {
   // levels not 8-byte aligned
   EXPECT_FALSE(gvc::cuda::hevc_expand_levels(blocks, 1, reinterpret_cast<const int16_t*>(base + 1026), dense, 32,
                                              stream.get()).ok());
+  // dense levels not 8-byte aligned
+  EXPECT_FALSE(gvc::cuda::hevc_expand_levels(blocks, 1, reinterpret_cast<const int16_t*>(base + 1024),
+                                             reinterpret_cast<int16_t*>(base + 2050), 32, stream.get()).ok());
   // nothing to do is fine
   EXPECT_TRUE(gvc::cuda::hevc_expand_levels(blocks, 0, nullptr, dense, 0, stream.get()).ok());
   CHECK_CUDA(cudaStreamSynchronize(stream.get()));

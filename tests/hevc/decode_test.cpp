@@ -1315,6 +1315,39 @@ Frames decode_tolerant_by_access_unit(const std::vector<uint8_t>& stream) {
   return out;
 }
 
+// A slice segment repeated in its access unit (a damaged stream) decodes its CTBs again: the
+// picture's TUs then outnumber what it can hold (1.5 dense levels per luma sample), and the
+// picture fails there rather than recording them (32x32 TUs of a level each grew the levels'
+// 30-bit places past their range in a few MB). The intact stream decodes exactly afterwards.
+TEST(HevcDecodeRobustness, RepeatedSliceSegmentFailsItsPicture) {
+  ASSERT_FALSE(gvc::test::hevc_find_ffmpeg().empty()) << "ffmpeg is required (set $FFMPEG)";
+  const std::string clip = gvc::test::hevc_find_clip();
+  ASSERT_FALSE(clip.empty()) << "test clip missing";
+  std::string err;
+  const auto stream = gvc::test::x265_encode(clip, 176, 144, 1, "yuv420p", "keyint=1:ctu=16:qp=8:slices=2", err);
+  ASSERT_FALSE(stream.empty()) << err;
+  const auto ref = gvc::test::ffmpeg_decode(stream, "yuv420p", 176 * 144 * 3 / 2, err);
+  ASSERT_EQ(ref.size(), 1u) << err;
+  // the second slice segment of the IDR picture, 8 times
+  const size_t first = gvc::test::nth_nal_offset(stream, GST_H265_NAL_SLICE_IDR_N_LP, 0);
+  const size_t second = gvc::test::nth_nal_offset(stream, GST_H265_NAL_SLICE_IDR_N_LP, 1);
+  ASSERT_LT(first, stream.size());
+  ASSERT_LT(second, stream.size()) << "x265 made one slice";
+  std::vector<uint8_t> bad(stream.begin(), stream.begin() + long(second));
+  for (int i = 0; i < 8; ++i) bad.insert(bad.end(), stream.begin() + long(second), stream.end());
+  gvc::hevc::Decoder dec;
+  EXPECT_FALSE(dec.decode(bad.data(), bad.size())) << "the repeated slice segments were decoded";
+  dec.flush();
+  gvc::hevc::DecodedFrame f;
+  while (dec.take_frame(f)) {
+  }
+  EXPECT_TRUE(dec.decode(stream.data(), stream.size())) << dec.error();
+  dec.flush();
+  Frames ours;
+  while (dec.take_frame(f)) ours.push_back(to_raw(f));
+  expect_same_frames(ours, ref, 176, 144, 1, "ffmpeg");
+}
+
 // A stream that starts at a non-IRAP picture (the P picture after the first IDR, with the
 // parameter sets in front): its pictures up to the next IRAP picture are not decodable and not
 // output (8.1.3: decoding starts at an IRAP picture); from the second IDR on, every frame
