@@ -115,7 +115,7 @@ class SliceDecoder {
                       int trafo_depth, int blk_idx, bool parent_cbf_cb, bool parent_cbf_cr);
   bool transform_unit(int x0, int y0, int x_base, int y_base, int log2_trafo_size,
                       int trafo_depth, int blk_idx, bool cbf_luma, bool cbf_cb, bool cbf_cr);
-  void reconstruct_block(int x0, int y0, int log2_size, int c_idx, bool coded);
+  bool reconstruct_block(int x0, int y0, int log2_size, int c_idx, bool coded);
   void record_level_blocks(uint64_t coded, int log2_size, uint32_t dense_offset);
 
   void start_quantization_group(int xq, int yq);
@@ -144,7 +144,6 @@ class SliceDecoder {
   // residual_coding()'s block, all zeros between transform blocks (record_level_blocks clears
   // what it wrote)
   alignas(16) int16_t tu_levels_[32 * 32] = {};
-  bool too_many_levels_ = false;  // reconstruct_block found more TUs than the picture holds
   SyntaxReader rd_;
   const uint8_t* rbsp_ = nullptr;
   size_t size_ = 0;
@@ -847,26 +846,27 @@ bool SliceDecoder::transform_unit(int x0, int y0, int x_base, int y_base, int lo
     const int w = std::min(size, pp_.width - x0), h = std::min(size, pp_.height - y0);
     fill(fs_.nz_luma, x0, y0, w, h, uint8_t(1));
   }
-  reconstruct_block(x0, y0, log2_trafo_size, 0, cbf_luma);
+  if (!reconstruct_block(x0, y0, log2_trafo_size, 0, cbf_luma)) return false;
   if (log2_trafo_size > 2) {
     const int xc = x0 / 2, yc = y0 / 2;
     if (pred_mode_ == MODE_INTRA) intra_predict(xc, yc, log2_trafo_size - 1, 1, intra_chroma_pred_mode_);
-    reconstruct_block(xc, yc, log2_trafo_size - 1, 1, cbf_cb);
+    if (!reconstruct_block(xc, yc, log2_trafo_size - 1, 1, cbf_cb)) return false;
     if (pred_mode_ == MODE_INTRA) intra_predict(xc, yc, log2_trafo_size - 1, 2, intra_chroma_pred_mode_);
-    reconstruct_block(xc, yc, log2_trafo_size - 1, 2, cbf_cr);
+    if (!reconstruct_block(xc, yc, log2_trafo_size - 1, 2, cbf_cr)) return false;
   } else if (blk_idx == 3) {
     const int xc = x_base / 2, yc = y_base / 2;
     if (pred_mode_ == MODE_INTRA) intra_predict(xc, yc, 2, 1, intra_chroma_pred_mode_);
-    reconstruct_block(xc, yc, 2, 1, cbf_cb);
+    if (!reconstruct_block(xc, yc, 2, 1, cbf_cb)) return false;
     if (pred_mode_ == MODE_INTRA) intra_predict(xc, yc, 2, 2, intra_chroma_pred_mode_);
-    reconstruct_block(xc, yc, 2, 2, cbf_cr);
+    if (!reconstruct_block(xc, yc, 2, 2, cbf_cr)) return false;
   }
-  return !rd_.eng.overrun() && !too_many_levels_;
+  return !rd_.eng.overrun();
 }
 
-// residual_coding() of one transform block, then scaling, transform and reconstruction.
-void SliceDecoder::reconstruct_block(int x0, int y0, int log2_size, int c_idx, bool coded) {
-  if (!coded) return;
+// residual_coding() of one transform block, then scaling, transform and reconstruction; false
+// when the picture's TUs outgrow it (below).
+bool SliceDecoder::reconstruct_block(int x0, int y0, int log2_size, int c_idx, bool coded) {
+  if (!coded) return true;
   const int intra_mode = pred_mode_ == MODE_INTRA
                              ? (c_idx ? intra_chroma_pred_mode_ : fs_.intra_mode[fs_.idx(x0, y0)])
                              : -1;
@@ -886,10 +886,7 @@ void SliceDecoder::reconstruct_block(int x0, int y0, int log2_size, int c_idx, b
   // decoded twice, in a damaged stream, which fails here before their count outgrows the
   // levels' 30-bit places (or memory: a 32x32 TU of one level adds 1024 of them).
   const uint32_t n_dense = uint32_t(1) << (2 * log2_size);
-  if (uint64_t(recon_->dense_levels) + n_dense > dense_level_limit(pp_)) {
-    too_many_levels_ = true;
-    return;
-  }
+  if (uint64_t(recon_->dense_levels) + n_dense > dense_level_limit(pp_)) return false;
   bool transform_skip = false;
   const uint64_t coded_sub_blocks = residual_coding(rd_, rp, tu_levels_, &transform_skip);
   const uint32_t coeff_offset = recon_->dense_levels;
@@ -926,6 +923,7 @@ void SliceDecoder::reconstruct_block(int x0, int y0, int log2_size, int c_idx, b
   } else {
     recon_->inter_tus.push_back(tu);
   }
+  return true;
 }
 
 // Moves the levels of the sub-blocks `coded` of tu_levels_ (residual_coding()'s mask) into the
