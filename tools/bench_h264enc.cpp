@@ -37,7 +37,7 @@ double median(std::vector<double> v) {
 
 int usage() {
   std::fprintf(stderr, "usage: bench-h264enc [--backend cpu|cuda] [--size WxH] [--frames N] [--qp QP] "
-                       "[--refs N] [--write-raw FILE] [--pipelined 1] [--keyint N]\n");
+                       "[--refs N] [--write-raw FILE] [--pipelined 1] [--keyint N] [--device-input 1]\n");
   return 2;
 }
 
@@ -46,7 +46,7 @@ int usage() {
 int main(int argc, char** argv) {
   std::string backend_name = "cuda", raw_path;
   int w = 1920, h = 1080, frames = 30, qp = 26, refs = 1, keyint = 0;
-  bool pipelined = false;
+  bool pipelined = false, device_input = false;
   for (int i = 1; i < argc; i++) {
     const std::string a = argv[i];
     const char* v = i + 1 < argc ? argv[i + 1] : nullptr;
@@ -59,6 +59,7 @@ int main(int argc, char** argv) {
     else if (a == "--write-raw") raw_path = v;
     else if (a == "--pipelined") pipelined = std::atoi(v) != 0;
     else if (a == "--keyint") keyint = std::atoi(v);
+    else if (a == "--device-input") device_input = std::atoi(v) != 0;
     else return usage();
     i++;
   }
@@ -105,6 +106,24 @@ int main(int argc, char** argv) {
   } else if (backend_name != "cpu") {
     return usage();
   }
+  // --device-input: the clip in device memory (the backend's), as cudaupload hands frames to
+  // cudah264enc: the encoder copies each frame on the device and downloads the copy its CPU
+  // decision reads, instead of copying and uploading host frames.
+  std::vector<void*> device_clip;
+  if (device_input) {
+    if (!backend) {
+      std::fprintf(stderr, "bench-h264enc: --device-input needs --backend cuda\n");
+      return 1;
+    }
+    for (const auto& fr : clip) {
+      void* d = backend->allocate(fr.size());
+      if (!d || !backend->copy(d, gvc::MemoryLocation::Device, fr.data(), gvc::MemoryLocation::Host, fr.size()).ok()) {
+        std::fprintf(stderr, "bench-h264enc: cannot put the clip in device memory\n");
+        return 1;
+      }
+      device_clip.push_back(d);
+    }
+  }
   gvc::h264::EncoderParams p;
   p.width = w;
   p.height = h;
@@ -130,8 +149,10 @@ int main(int argc, char** argv) {
   for (int i = 0; i < frames; i++) {
     const std::vector<uint8_t>& fr = clip[size_t(i)];
     gvc::h264::FrameIn in;
-    in.plane[0] = fr.data();
-    in.plane[1] = fr.data() + size_t(w) * h;
+    const uint8_t* base = device_input ? static_cast<const uint8_t*>(device_clip[size_t(i)]) : fr.data();
+    in.loc = device_input ? gvc::MemoryLocation::Device : gvc::MemoryLocation::Host;
+    in.plane[0] = base;
+    in.plane[1] = base + size_t(w) * h;
     in.plane[2] = in.plane[1] + size_t(w / 2) * (h / 2);
     in.stride[0] = w;
     in.stride[1] = in.stride[2] = w / 2;
@@ -188,8 +209,9 @@ int main(int argc, char** argv) {
     bytes += last.annexb.size();
   }
   const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  std::printf("bench-h264enc %dx%d qp %d refs %d backend %s (reconstruction: %s), %d frames%s\n", w, h, qp,
+  std::printf("bench-h264enc %dx%d qp %d refs %d backend %s (reconstruction: %s), %d frames%s%s\n", w, h, qp,
               refs, backend_name.c_str(), enc.reconstructor_name(), frames,
+              device_input ? " from device memory" : "",
               pipelined ? ", pipelined (entropy coding behind the next frame; a P frame's time is its encode() call)" : "");
   std::printf("  median P frame %.2f ms: source copy, upload and wait for the last reference %.2f, analysis %.2f "
               "(of which loading device input %.2f), decision %.2f (of "
@@ -227,5 +249,6 @@ int main(int argc, char** argv) {
                 double(stack) * prop.maxThreadsPerMultiProcessor * prop.multiProcessorCount / (1 << 20));
   }
 #endif
+  for (void* d : device_clip) backend->release(d);
   return 0;
 }
