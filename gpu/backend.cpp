@@ -91,6 +91,7 @@ class CudaMotionSearch final : public MotionSearch {
     GVC_TRY(core_.search(dcur, dref, p.range, p.lambda, p.subpel, dpred, dout, s));
     if (out.loc == MemoryLocation::Host)
       return cuda::download_staged(out_staging_, out.data, dout, nmb * sizeof(MbPartitions), s);
+    if (p.queue_only) return {};
     return state_->stream.synchronize("motion search");
   }
 
@@ -173,6 +174,7 @@ class CudaH264Reconstructor final : public h264::FrameReconstructor {
   ~CudaH264Reconstructor() override {
     // Free in the context the memory belongs to.
     if (!state_->enter().ok()) return;
+    for (void* p : pinned_) cudaHostUnregister(p);  // a caller that forgot (see pin_host_memory)
   }
 
   const char* name() const override { return "cuda"; }
@@ -235,6 +237,30 @@ class CudaH264Reconstructor final : public h264::FrameReconstructor {
     GVC_TRY(state_->enter());
     return core_.wait_rows(rows);
   }
+
+  // Page-locked in place (portable: every context may copy to and from it asynchronously).
+  bool pin_host_memory(void* p, size_t bytes) override {
+    if (!p || !bytes || !state_->enter().ok()) return false;
+    if (cudaHostRegister(p, bytes, cudaHostRegisterPortable) != cudaSuccess) {
+      cudaGetLastError();  // not sticky: clear it
+      return false;
+    }
+    pinned_.push_back(p);
+    return true;
+  }
+  // After every copy the core has queued, to or from it (the next run or a failure's
+  // leftovers).
+  void unpin_host_memory(void* p) override {
+    for (size_t i = 0; i < pinned_.size(); i++) {
+      if (pinned_[i] != p) continue;
+      if (state_->enter().ok()) {
+        (void)core_.wait_idle(state_->stream.get());
+        cudaHostUnregister(p);
+      }
+      pinned_.erase(pinned_.begin() + ptrdiff_t(i));
+      return;
+    }
+  }
   bool rows_later() const override { return core_.rows_later(); }
 
  private:
@@ -243,6 +269,7 @@ class CudaH264Reconstructor final : public h264::FrameReconstructor {
   std::unique_ptr<h264::FrameReconstructor> cpu_ = h264::make_cpu_reconstructor();
   MbPartitionField me_host_[4];  // the decision's host view of the motion search's results
   double prepare_ms_ = 0;
+  std::vector<void*> pinned_;  // pin_host_memory's, until unpinned
 };
 
 class CudaBackend final : public Backend {

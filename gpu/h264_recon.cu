@@ -449,6 +449,20 @@ void copy_from_staging(const uint8_t* staging, const std::vector<StagedCopy>& co
   });
 }
 
+// Whether the host memory [p, p + bytes) is page-locked (cudaHostRegister, cudaMallocHost):
+// then copies run straight to and from it, asynchronously.
+bool page_locked(const void* p, size_t bytes) {
+  auto locked = [](const void* q) {
+    cudaPointerAttributes a{};
+    if (cudaPointerGetAttributes(&a, q) != cudaSuccess) {
+      cudaGetLastError();  // not sticky: clear it
+      return false;
+    }
+    return a.type == cudaMemoryTypeHost;
+  };
+  return p && bytes && locked(p) && locked(static_cast<const uint8_t*>(p) + bytes - 1);
+}
+
 Status copy_plane_up(DeviceBuffer& dst, const std::vector<uint8_t>& src, cudaStream_t s) {
   GVC_TRY(dst.reserve(src.size()));
   GVC_CUDA_TRY(cudaMemcpyAsync(dst.get(), src.data(), src.size(), cudaMemcpyHostToDevice, s));
@@ -523,13 +537,19 @@ Status H264ReconCore::upload_source(const h264::Picture& src, cudaStream_t s, Pl
   // Through pinned memory (src_staging_, this function's alone: its last copies were waited
   // for in the last frame's analysis). The copies queue behind the last frame's loop filter
   // and half-pel planes, which do not read the source (its downloads are on aux_).
+  // Page-locked planes go up as they are (the caller rewrites them only after the next
+  // decision, which waits for s).
+  GVC_TRY(complete_source());
   size_t total = 0;
   for (int p = 0; p < 3; p++) total += src.plane[p].size();
   GVC_TRY(src_staging_.reserve(total));
   size_t offset = 0;
   for (int p = 0; p < 3; p++) {
     GVC_TRY(src_[p].reserve(src.plane[p].size()));
-    GVC_TRY(upload_staged(src_staging_, offset, src_[p].get(), src.plane[p].data(), src.plane[p].size(), s));
+    if (page_locked(src.plane[p].data(), src.plane[p].size()))
+      GVC_CUDA_TRY(cudaMemcpyAsync(src_[p].get(), src.plane[p].data(), src.plane[p].size(), cudaMemcpyHostToDevice, s));
+    else
+      GVC_TRY(upload_staged(src_staging_, offset, src_[p].get(), src.plane[p].data(), src.plane[p].size(), s));
     offset += src.plane[p].size();
     out[p] = {src_[p].get<uint8_t>(), src.stride[p], src.width(p), src.height(p), MemoryLocation::Device};
   }
@@ -548,9 +568,11 @@ __global__ void load_source_plane(const uint8_t* in, int in_stride, int step, in
 
 Status H264ReconCore::load_device_source(const h264::FrameIn& in, int width, int height, h264::Picture& src,
                                          cudaStream_t s, PlaneView out[3]) {
-  // On a stream of its own, so that neither the copy nor the wait for its host copy queue
-  // behind the last frame's loop filter on `s` (which does not read the source: the last
-  // run()'s kernels that did were done when it returned); `s` then waits for the copy.
+  // On a stream of its own, so that neither the copy nor its download queue behind the last
+  // frame's loop filter on `s` (which does not read the source: the last run()'s kernels that
+  // did were done when it returned); `s` then waits for the copy, and the decision for the
+  // download (complete_source()), which meanwhile runs beside the analysis.
+  GVC_TRY(complete_source());
   GVC_TRY(src_stream_.create());
   const cudaStream_t own = src_stream_.get();
   size_t total = 0;
@@ -568,18 +590,47 @@ Status H264ReconCore::load_device_source(const h264::FrameIn& in, int width, int
     load_source_plane<<<grid, 128, 0, own>>>(plane, stride, in.nv12 && p ? 2 : 1, w, h, src_[p].get<uint8_t>(),
                                           src.stride[p], src.width(p));
     GVC_CUDA_TRY(cudaGetLastError());
+    out[p] = {src_[p].get<uint8_t>(), src.stride[p], src.width(p), src.height(p), MemoryLocation::Device};
+  }
+  GVC_TRY(src_loaded_.record(own));
+  GVC_TRY(src_loaded_.wait_on(s));
+  // The host copy the decision reads: straight into page-locked planes, else through staging.
+  for (int p = 0; p < 3; p++) {
+    if (page_locked(src.plane[p].data(), src.plane[p].size())) {
+      GVC_CUDA_TRY(cudaMemcpyAsync(src.plane[p].data(), src_[p].get(), src.plane[p].size(), cudaMemcpyDeviceToHost, own));
+      continue;
+    }
     GVC_CUDA_TRY(cudaMemcpyAsync(src_staging_.get<uint8_t>() + offset, src_[p].get(), src.plane[p].size(),
                                  cudaMemcpyDeviceToHost, own));
-    out[p] = {src_[p].get<uint8_t>(), src.stride[p], src.width(p), src.height(p), MemoryLocation::Device};
     copies.push_back({src.plane[p].data(), src_[p].get(), src.plane[p].size(), offset});
     offset += src.plane[p].size();
   }
-  // the decision reads the host copy
-  // (waited for here, so the work queued on `s` after this call follows the copy)
   GVC_TRY(src_ready_.record(own));
+  src_pending_ = std::move(copies);
+  src_down_ = true;
+  return {};
+}
+
+Status H264ReconCore::complete_source() {
+  if (!src_down_) return {};
+  src_down_ = false;
+  const std::vector<StagedCopy> copies = std::move(src_pending_);
+  src_pending_.clear();
   GVC_TRY(src_ready_.synchronize("source download"));
   copy_from_staging(src_staging_.get<uint8_t>(), copies);
   return {};
+}
+
+Status H264ReconCore::wait_idle(cudaStream_t s) {
+  Status st = wait_rows(rows_height_);
+  if (!st.ok()) drop_rows();
+  Status src = complete_source();
+  Status fin = finish();  // the last run()'s copies (on aux_)
+  Status own = src_stream_.get() ? src_stream_.synchronize("source copy") : Status();
+  Status all = check(cudaStreamSynchronize(s), "cudaStreamSynchronize");
+  for (const Status* x : {&st, &src, &fin, &own})
+    if (!x->ok()) return *x;
+  return all;
 }
 
 bool H264ReconCore::reference_luma(uint64_t id, int width, int height, PlaneView* out) {
@@ -689,6 +740,7 @@ Status H264ReconCore::prepare_decision(const h264::DecideJob& job, cudaStream_t 
   // the wavefront reads the last reconstruction on the host: its copies out of staging while
   // the kernels above run
   GVC_TRY(finish());
+  GVC_TRY(complete_source());  // the wavefront reads the source on the host
   GVC_TRY(synced_.synchronize("decision preparation"));
   if (me_down) GVC_TRY(me_on_host_.synchronize("motion search results"));
   *intra = intra_prep_host_.get<h264::MbIntraPrep>();
@@ -700,6 +752,7 @@ H264ReconCore::~H264ReconCore() {
   // Downloads still under way write into staging_ and levels_staging_, which are freed next.
   if (!pending_.empty()) cudaEventSynchronize(marks_[7]);
   drop_rows();
+  if (src_down_) (void)src_ready_.synchronize("source download");  // into src_staging_ (or the caller's planes)
   for (cudaEvent_t& e : marks_)
     if (e) cudaEventDestroy(e);
 }
@@ -753,9 +806,15 @@ Status H264ReconCore::run(const h264::ReconJob& job, cudaStream_t s) {
   const size_t decision_bytes = size_t(mb_count) * h264::kDecisionBytes;
   GVC_TRY(decisions_host_.reserve(decision_bytes));
   GVC_TRY(decisions_.reserve(decision_bytes));
+  // packed on several threads, which count the intra macroblocks on the way
+  int intra_counts[8] = {};
   parallel_for(8, [&](int t) {
-    for (int i = mb_count * t / 8; i < mb_count * (t + 1) / 8; i++)
+    int n = 0;
+    for (int i = mb_count * t / 8; i < mb_count * (t + 1) / 8; i++) {
       std::memcpy(decisions_host_.get<uint8_t>() + size_t(i) * h264::kDecisionBytes, &job.mbs[i], h264::kDecisionBytes);
+      n += h264::is_intra(job.mbs[i].type);
+    }
+    intra_counts[t] = n;
   });
   GVC_CUDA_TRY(cudaMemcpyAsync(decisions_.get(), decisions_host_.get(), decision_bytes, cudaMemcpyHostToDevice, s));
   const int words = mb_count * int(h264::kDecisionBytes / 4);
@@ -772,7 +831,7 @@ Status H264ReconCore::run(const h264::ReconJob& job, cudaStream_t s) {
   f.p_slice = job.p_slice;
 
   int intra_count = 0;
-  for (int i = 0; i < mb_count; i++) intra_count += h264::is_intra(job.mbs[i].type);
+  for (int n : intra_counts) intra_count += n;
   const bool any_intra = intra_count > 0;
   GVC_TRY(progress_.reserve(2 * size_t(job.mb_height) * sizeof(unsigned)));
   unsigned* intra_progress = progress_.get<unsigned>();
@@ -792,11 +851,12 @@ Status H264ReconCore::run(const h264::ReconJob& job, cudaStream_t s) {
     GVC_CUDA_TRY(cudaGetLastError());
   }
   GVC_CUDA_TRY(cudaEventRecord(marks_[3], s));
-  // The macroblocks' levels, which entropy coding needs now, go down first (through pinned
-  // memory: pageable destinations make copies synchronous and slow); run() returns once they
-  // are there (by rows: at once), and the loop filter, the reference planes and their
-  // downloads go on meanwhile.
-  GVC_TRY(levels_staging_.reserve(mb_bytes));
+  // The macroblocks' levels, which entropy coding needs now, go down first (straight into
+  // job.mbs when it is page-locked, else through pinned staging: pageable destinations make
+  // copies synchronous and slow); run() returns once they are there (by rows: at once), and
+  // the loop filter, the reference planes and their downloads go on meanwhile.
+  const bool direct = page_locked(job.mbs, mb_bytes);
+  if (!direct) GVC_TRY(levels_staging_.reserve(mb_bytes));
   // A failure from here on drops the bands queued (the wavefront is launched: they end), so
   // that nothing is copied later into job.mbs, which the caller may have let go.
   struct DropRows {
@@ -807,9 +867,10 @@ Status H264ReconCore::run(const h264::ReconJob& job, cudaStream_t s) {
     }
   } drop{this, by_rows};
   if (by_rows)
-    GVC_TRY(download_rows(job, intra_progress));
+    GVC_TRY(download_rows(job, intra_progress, direct));
   else
-    GVC_CUDA_TRY(cudaMemcpyAsync(levels_staging_.get(), mbs_.get(), mb_bytes, cudaMemcpyDeviceToHost, s));
+    GVC_CUDA_TRY(cudaMemcpyAsync(direct ? static_cast<void*>(job.mbs) : levels_staging_.get(), mbs_.get(), mb_bytes,
+                                 cudaMemcpyDeviceToHost, s));
   GVC_CUDA_TRY(cudaEventRecord(marks_[4], s));
   if (job.deblock) {
     // deblock_rows moves luma in words and chroma in half-words (rec_ is cudaMalloc'd)
@@ -857,7 +918,7 @@ Status H264ReconCore::run(const h264::ReconJob& job, cudaStream_t s) {
   drop.armed = false;
   if (by_rows) return {};
   GVC_TRY(wait_event(marks_[4], "reconstruction levels"));
-  copy_host_parallel(job.mbs, levels_staging_.get(), mb_bytes);
+  if (!direct) copy_host_parallel(job.mbs, levels_staging_.get(), mb_bytes);
   return {};
 }
 
@@ -865,11 +926,13 @@ Status H264ReconCore::run(const h264::ReconJob& job, cudaStream_t s) {
 // sanitizer) the waits below then find its rows done instead of waiting for a launch behind
 // them. The bands count as they are queued, so a failure part-way leaves those to wait_rows()
 // or drop_rows().
-Status H264ReconCore::download_rows(const h264::ReconJob& job, const unsigned* intra_progress) {
+Status H264ReconCore::download_rows(const h264::ReconJob& job, const unsigned* intra_progress, bool direct) {
   bands_ = bands_copied_ = 0;
   rows_width_ = job.mb_width;
   rows_height_ = job.mb_height;
   rows_dst_ = job.mbs;
+  rows_direct_ = direct;
+  uint8_t* dst = direct ? reinterpret_cast<uint8_t*>(job.mbs) : levels_staging_.get<uint8_t>();
   GVC_TRY(rows_.create());
   GVC_TRY(rows_start_.wait_on(rows_.get()));
   const int bands = (job.mb_height + kBandRows - 1) / kBandRows;
@@ -879,8 +942,7 @@ Status H264ReconCore::download_rows(const h264::ReconJob& job, const unsigned* i
     const int y0 = b * kBandRows, y1 = std::min(job.mb_height, y0 + kBandRows);
     wait_rows_done<<<1, 1, 0, rows_.get()>>>(intra_progress, y0, y1, unsigned(job.mb_width));
     GVC_CUDA_TRY(cudaGetLastError());
-    GVC_CUDA_TRY(cudaMemcpyAsync(levels_staging_.get<uint8_t>() + size_t(y0) * row_bytes,
-                                 mbs_.get<uint8_t>() + size_t(y0) * row_bytes, size_t(y1 - y0) * row_bytes,
+    GVC_CUDA_TRY(cudaMemcpyAsync(dst + size_t(y0) * row_bytes, mbs_.get<uint8_t>() + size_t(y0) * row_bytes, size_t(y1 - y0) * row_bytes,
                                  cudaMemcpyDeviceToHost, rows_.get()));
     GVC_TRY(band_ready_[size_t(b)].record(rows_.get()));
     bands_ = b + 1;
@@ -898,8 +960,9 @@ Status H264ReconCore::wait_rows(int rows) {
   while (bands_copied_ < bands_ && bands_copied_ * kBandRows < rows) {
     const int y0 = bands_copied_ * kBandRows, y1 = std::min(rows_height_, y0 + kBandRows);
     GVC_TRY(band_ready_[size_t(bands_copied_)].synchronize("reconstruction levels"));
-    std::memcpy(reinterpret_cast<uint8_t*>(rows_dst_) + size_t(y0) * row_bytes,
-                levels_staging_.get<uint8_t>() + size_t(y0) * row_bytes, size_t(y1 - y0) * row_bytes);
+    if (!rows_direct_)
+      std::memcpy(reinterpret_cast<uint8_t*>(rows_dst_) + size_t(y0) * row_bytes,
+                  levels_staging_.get<uint8_t>() + size_t(y0) * row_bytes, size_t(y1 - y0) * row_bytes);
     bands_copied_++;
   }
   if (bands_copied_ == bands_) bands_ = bands_copied_ = 0;

@@ -63,10 +63,15 @@ class H264ReconCore {
   // Uploads the source of the frame about to be coded, for every stage: device views of its
   // planes in `out` (valid until the next call). Jobs that say src_on_device read it.
   Status upload_source(const h264::Picture& src, cudaStream_t s, PlaneView out[3]);
-  // The same from a frame in device memory (FrameReconstructor::load_device_source), `src`
-  // filled from the device copy.
+  // The same from a frame in device memory (FrameReconstructor::load_device_source): work
+  // queued on s after it reads the device copy; `src` is filled from it on a stream of its own
+  // (straight there when it is page-locked), completed by prepare_decision() (or the next
+  // call, or wait_idle()).
   Status load_device_source(const h264::FrameIn& in, int width, int height, h264::Picture& src,
                             cudaStream_t s, PlaneView out[3]);
+  // Waits for everything the core has queued, on s and on its own streams, and completes the
+  // host copies pending (before the host memory they write is unpinned or let go).
+  Status wait_idle(cudaStream_t s);
   // A device view of the full-pel luma of reference `id` (width x height), if held.
   bool reference_luma(uint64_t id, int width, int height, PlaneView* out);
 
@@ -101,7 +106,9 @@ class H264ReconCore {
   // The entry holding picture `id`, or null.
   RefEntry* held_entry(uint64_t id);
   // Queues the bands' downloads of run() with job.mbs_by_rows (see run()).
-  Status download_rows(const h264::ReconJob& job, const unsigned* intra_progress);
+  Status download_rows(const h264::ReconJob& job, const unsigned* intra_progress, bool direct);
+  // Waits for load_device_source()'s download of the host copy and completes it.
+  Status complete_source();
   // Waits for the bands still queued and forgets them, copying nothing (after a failure).
   void drop_rows();
 
@@ -121,18 +128,23 @@ class H264ReconCore {
   Event synced_;  // the waits for the decision's source and preparation
   Stream aux_;     // the reconstruction's downloads, the motion search's results after them
   Stream src_stream_;  // load_device_source's copy and download
-  Event src_ready_;
+  Event src_loaded_;   // its device copy made (the work on s waits for it)
+  Event src_ready_;    // its download done
+  std::vector<StagedCopy> src_pending_;  // what complete_source() copies out of src_staging_
+  bool src_down_ = false;                // a download not yet waited for
   Event me_ready_, me_on_host_;
   h264::FrameReconstructor::RunTimes times_;
   // The macroblocks by rows (run() with job.mbs_by_rows): band b holds rows
-  // [b * kBandRows, (b + 1) * kBandRows), down in levels_staging_ once band_ready_[b] has
-  // passed; wait_rows() copies them to rows_dst_ in order.
+  // [b * kBandRows, (b + 1) * kBandRows), down in levels_staging_ (or straight in rows_dst_,
+  // page-locked: rows_direct_) once band_ready_[b] has passed; wait_rows() copies them to
+  // rows_dst_ in order.
   static constexpr int kBandRows = 4;
   Stream rows_;
   Event rows_start_;  // on run()'s stream, after the wavefront's progress was reset
   std::vector<Event> band_ready_;
   int bands_ = 0, bands_copied_ = 0, rows_width_ = 0, rows_height_ = 0;
   h264::Macroblock* rows_dst_ = nullptr;
+  bool rows_direct_ = false;
   PinnedBuffer decisions_host_;  // the job's decisions, packed (kDecisionBytes each)
   DeviceBuffer decisions_;
 };

@@ -127,6 +127,10 @@ class FaultyReconstructor final : public gvc::h264::FrameReconstructor {
   gvc::Status finish_for_analysis () override {
     return inner_->finish_for_analysis ();
   }
+  bool pin_host_memory (void *p, size_t bytes) override {
+    return inner_->pin_host_memory (p, bytes);
+  }
+  void unpin_host_memory (void *p) override { inner_->unpin_host_memory (p); }
 
  private:
   std::unique_ptr<gvc::h264::FrameReconstructor> inner_;

@@ -47,6 +47,11 @@ struct MeParams {
   Subpel subpel = Subpel::Quarter;
   // One predictor per macroblock (raster, quarter-pel, host memory), or nullptr for (0,0).
   const MvCost* predictors = nullptr;
+  // With `out` in device memory: return once the search is queued on the backend's stream
+  // rather than done (the same backend's later work follows it there, and a failure on the
+  // device shows in that work's status); `predictors` must then stay as they are until that
+  // work has been waited for. Backends without a stream ignore it.
+  bool queue_only = false;
 };
 
 // Number of bits of se(v) for value v: the Exp-Golomb length of its code number.

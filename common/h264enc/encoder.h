@@ -69,6 +69,10 @@ struct EncodedFrame {
 
 class Encoder {
  public:
+  Encoder() = default;
+  Encoder(const Encoder&) = delete;
+  Encoder& operator=(const Encoder&) = delete;
+  ~Encoder();
   // Checks and takes the parameters; the next frame is an IDR. Motion search runs on
   // `backend` (which must outlive the encoder), or on a CPU backend of its own when null.
   Status init(const EncoderParams& params, Backend* backend = nullptr);
@@ -108,6 +112,10 @@ class Encoder {
 
  private:
   void load_source(const FrameIn& in);
+  // The host buffers the reconstructor copies to and from every frame, pinned by it
+  // (FrameReconstructor::pin_host_memory) after init() made them, unpinned before they move.
+  void pin_buffers();
+  void unpin_buffers();
   Status motion_search(int num_refs, const PlaneView& src_luma);
   // Stage 3: the CAVLC slices of the frame whose macroblocks are `mbs`, appended to
   // out.annexb, with out.stats and out.times.entropy; rows_ready as write_slices_data's.
@@ -141,6 +149,7 @@ class Encoder {
   uint64_t next_pic_id_ = 1;  // RefPicture::id of the next reconstruction
   int idr_pic_id_ = 0;
   bool cpu_times_ = false;  // set_cpu_times
+  std::vector<void*> pinned_;  // pin_buffers(): what recon_ pinned
   bool pipelined_ = false;
   EncodedFrame frame_;    // pipelined: the frame being encoded, until its entropy coding starts
   EncodedFrame pending_;  // pipelined: the frame the entropy thread codes (or coded)

@@ -99,8 +99,9 @@ class FrameReconstructor {
   }
   // upload_source for a source in device memory: copies it into the device planes every
   // stage reads, the last column and row repeated out to whole macroblocks (as the encoder
-  // loads a host frame), and into `src` (the host copy the decision reads). Only an
-  // implementation on that device can.
+  // loads a host frame), and into `src` (the host copy the decision reads), which may be
+  // completed later, by the next decide(): until then `src` must stay where it is and nothing
+  // may read it. Only an implementation on that device can.
   virtual Status load_device_source(const FrameIn& in, int width, int height, Picture& src,
                                     PlaneView out[3]) {
     (void)in, (void)width, (void)height, (void)src, (void)out;
@@ -144,6 +145,16 @@ class FrameReconstructor {
   virtual bool rows_later() const { return false; }
   // Completes the last run() (nothing to do for the CPU's).
   virtual Status finish() { return Status(); }
+  // Makes the host memory [p, p + bytes) quicker for the implementation to copy to and from
+  // (a device's: page-locked, so that its transfers run straight there, beside the caller,
+  // rather than through staging memory and a copy) and returns whether it did. The caller
+  // keeps the memory where it is and calls unpin_host_memory(p) before it frees it and before
+  // it destroys the implementation. Only a speed-up: every call works on memory not pinned.
+  virtual bool pin_host_memory(void* p, size_t bytes) {
+    (void)p, (void)bytes;
+    return false;
+  }
+  virtual void unpin_host_memory(void* p) { (void)p; }
   // Completes the last run() as far as the analysis needs it: the backend's own motion search
   // may then read the new reference where reference_luma() gives it (on a device, work queued
   // after it); its host copies may still be on their way until decide() or finish().
