@@ -21,6 +21,9 @@ struct CudaState {
   int device = 0;
   bool use_current_context = false;  // the creator had a context current: never cudaSetDevice
   cuda::Stream stream;
+  // The motion search's: beside the H.264 reconstructor's loop filter on `stream`, which
+  // orders the two with events (H264ReconCore::set_analysis_stream).
+  cuda::Stream analysis;
 
   Status enter() const {
     if (use_current_context) {
@@ -69,7 +72,7 @@ class CudaMotionSearch final : public MotionSearch {
       return Status::error("result field does not match the frame size");
     if (!cur.data || !ref.data) return Status::error("frame views without data");
     GVC_TRY(state_->enter());
-    cudaStream_t s = state_->stream.get();
+    cudaStream_t s = state_->analysis.get();
 
     cuda::DevicePlane dcur, dref;
     GVC_TRY(stage_plane(cur, cur_buf_, &dcur, s));
@@ -92,7 +95,7 @@ class CudaMotionSearch final : public MotionSearch {
     if (out.loc == MemoryLocation::Host)
       return cuda::download_staged(out_staging_, out.data, dout, nmb * sizeof(MbPartitions), s);
     if (p.queue_only) return {};
-    return state_->stream.synchronize("motion search");
+    return state_->analysis.synchronize("motion search");
   }
 
   Status select_blocks(const MbPartitionField& parts, BlockSize size,
@@ -170,7 +173,9 @@ class CudaIntraPrune final : public IntraPrune {
 
 class CudaH264Reconstructor final : public h264::FrameReconstructor {
  public:
-  explicit CudaH264Reconstructor(std::shared_ptr<CudaState> state) : state_(std::move(state)) {}
+  explicit CudaH264Reconstructor(std::shared_ptr<CudaState> state) : state_(std::move(state)) {
+    core_.set_analysis_stream(state_->analysis.get());
+  }
   ~CudaH264Reconstructor() override {
     // Free in the context the memory belongs to.
     if (!state_->enter().ok()) return;
@@ -356,6 +361,7 @@ std::unique_ptr<Backend> make_cuda_backend(int device_id, Status* why) {
     if (!st.ok()) return fail(st.message());
   }
   Status st = state->stream.create();
+  if (st.ok()) st = state->analysis.create();
   if (!st.ok()) return fail(st.message());
   if (why) *why = Status();
   return std::make_unique<CudaBackend>(std::move(state));

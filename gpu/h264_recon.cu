@@ -479,8 +479,18 @@ Status H264ReconCore::upload_ref(const h264::RefPicture& ref, uint64_t id, RefEn
     GVC_CUDA_TRY(cudaMemcpyAsync(e.luma[p].get(), v.plane[p], luma_bytes, cudaMemcpyHostToDevice, s));
   }
   for (int c = 0; c < 2; c++) GVC_TRY(copy_plane_up(e.chroma[c], ref.pic.plane[1 + c], s));
+  const PlaneView sv = ref.search_view();
+  const size_t search_bytes = size_t(sv.stride) * size_t(sv.height);
+  GVC_TRY(e.search.reserve(search_bytes));
+  GVC_CUDA_TRY(cudaMemcpyAsync(e.search.get(), sv.data, search_bytes, cudaMemcpyHostToDevice, s));
   e.id = id;
   return {};
+}
+
+Status H264ReconCore::analysis_waits_for(cudaStream_t on, Event& ev) {
+  if (!analysis_ || analysis_ == on) return {};
+  GVC_TRY(ev.record(on));
+  return ev.wait_on(analysis_);
 }
 
 H264ReconCore::RefEntry* H264ReconCore::entry_for(uint64_t id, const h264::ReconJob& job, bool* held) {
@@ -497,12 +507,8 @@ H264ReconCore::RefEntry* H264ReconCore::entry_for(uint64_t id, const h264::Recon
   return e;
 }
 
-Status H264ReconCore::keep_reconstruction(const h264::ReconJob& job, cudaStream_t s) {
-  // The entry of rec_id, or the least recently used one that is not a reference of the job.
-  bool held = false;
-  RefEntry* e = entry_for(job.rec_id, job, &held);
-  if (!e) return Status::error("no room for the reconstruction on the device");
-  e->id = 0;  // until it is complete
+Status H264ReconCore::keep_reconstruction(const h264::ReconJob& job, RefEntry& entry, cudaStream_t s) {
+  RefEntry* e = &entry;
   const h264::Picture& rec = *job.rec;
   job.rec_luma->alloc(rec.width(0), rec.height(0));
   const h264::LumaRefView v = job.rec_luma->view();
@@ -538,8 +544,12 @@ Status H264ReconCore::upload_source(const h264::Picture& src, cudaStream_t s, Pl
   // for in the last frame's analysis). The copies queue behind the last frame's loop filter
   // and half-pel planes, which do not read the source (its downloads are on aux_).
   // Page-locked planes go up as they are (the caller rewrites them only after the next
-  // decision, which waits for s).
+  // decision, which waits for s). On the source's own stream, not behind the loop filter on s
+  // (the last run()'s kernels that read the source were done when it returned): s and the
+  // motion search's stream wait for the copies.
   GVC_TRY(complete_source());
+  GVC_TRY(src_stream_.create());
+  const cudaStream_t own = src_stream_.get();
   size_t total = 0;
   for (int p = 0; p < 3; p++) total += src.plane[p].size();
   GVC_TRY(src_staging_.reserve(total));
@@ -547,12 +557,15 @@ Status H264ReconCore::upload_source(const h264::Picture& src, cudaStream_t s, Pl
   for (int p = 0; p < 3; p++) {
     GVC_TRY(src_[p].reserve(src.plane[p].size()));
     if (page_locked(src.plane[p].data(), src.plane[p].size()))
-      GVC_CUDA_TRY(cudaMemcpyAsync(src_[p].get(), src.plane[p].data(), src.plane[p].size(), cudaMemcpyHostToDevice, s));
+      GVC_CUDA_TRY(cudaMemcpyAsync(src_[p].get(), src.plane[p].data(), src.plane[p].size(), cudaMemcpyHostToDevice, own));
     else
-      GVC_TRY(upload_staged(src_staging_, offset, src_[p].get(), src.plane[p].data(), src.plane[p].size(), s));
+      GVC_TRY(upload_staged(src_staging_, offset, src_[p].get(), src.plane[p].data(), src.plane[p].size(), own));
     offset += src.plane[p].size();
     out[p] = {src_[p].get<uint8_t>(), src.stride[p], src.width(p), src.height(p), MemoryLocation::Device};
   }
+  GVC_TRY(src_loaded_.record(own));
+  GVC_TRY(src_loaded_.wait_on(s));
+  if (analysis_ && analysis_ != s) GVC_TRY(src_loaded_.wait_on(analysis_));
   return {};
 }
 
@@ -594,6 +607,7 @@ Status H264ReconCore::load_device_source(const h264::FrameIn& in, int width, int
   }
   GVC_TRY(src_loaded_.record(own));
   GVC_TRY(src_loaded_.wait_on(s));
+  if (analysis_ && analysis_ != s) GVC_TRY(src_loaded_.wait_on(analysis_));
   // The host copy the decision reads: straight into page-locked planes, else through staging.
   for (int p = 0; p < 3; p++) {
     if (page_locked(src.plane[p].data(), src.plane[p].size())) {
@@ -627,20 +641,17 @@ Status H264ReconCore::wait_idle(cudaStream_t s) {
   Status src = complete_source();
   Status fin = finish();  // the last run()'s copies (on aux_)
   Status own = src_stream_.get() ? src_stream_.synchronize("source copy") : Status();
+  Status search = analysis_ ? check(cudaStreamSynchronize(analysis_), "cudaStreamSynchronize") : Status();
   Status all = check(cudaStreamSynchronize(s), "cudaStreamSynchronize");
-  for (const Status* x : {&st, &src, &fin, &own})
+  for (const Status* x : {&st, &src, &fin, &own, &search})
     if (!x->ok()) return *x;
   return all;
 }
 
 bool H264ReconCore::reference_luma(uint64_t id, int width, int height, PlaneView* out) {
   const RefEntry* e = held_entry(id);
-  if (!e) return false;
-  // The G plane of the half-pel set: the picture inside a border of kPad samples.
-  constexpr int pad = h264::LumaRefView::kPad;
-  const int pitch = width + 2 * pad;
-  *out = {e->luma[0].get<uint8_t>() + size_t(pad) * size_t(pitch) + size_t(pad), pitch, width, height,
-          MemoryLocation::Device};
+  if (!e || e->search.size() < size_t(width) * size_t(height)) return false;
+  *out = {e->search.get<uint8_t>(), width, width, height, MemoryLocation::Device};
   return true;
 }
 
@@ -655,6 +666,10 @@ Status H264ReconCore::prepare_decision(const h264::DecideJob& job, cudaStream_t 
   *intra = nullptr;
   *satd = nullptr;
   GVC_TRY(wait_rows(rows_height_));  // the last run()'s rows read mbs_, which this writes
+  if (analysis_ && analysis_ != s) {  // the motion search's results and its reads of src_
+    GVC_TRY(analysis_done_.record(analysis_));
+    GVC_TRY(analysis_done_.wait_on(s));
+  }
   const int mb_count = job.mb_width * job.mb_height;
   if (job.num_refs < 0 || job.num_refs > 4) return Status::error("at most 4 reference pictures");
   // Motion-search results left on the device go down for the wavefront on a stream of their
@@ -753,6 +768,7 @@ H264ReconCore::~H264ReconCore() {
   if (!pending_.empty()) cudaEventSynchronize(marks_[7]);
   drop_rows();
   if (src_down_) (void)src_ready_.synchronize("source download");  // into src_staging_ (or the caller's planes)
+  if (analysis_) cudaStreamSynchronize(analysis_);  // a motion search queued on it writes me_
   for (cudaEvent_t& e : marks_)
     if (e) cudaEventDestroy(e);
 }
@@ -872,6 +888,20 @@ Status H264ReconCore::run(const h264::ReconJob& job, cudaStream_t s) {
     GVC_CUDA_TRY(cudaMemcpyAsync(direct ? static_cast<void*>(job.mbs) : levels_staging_.get(), mbs_.get(), mb_bytes,
                                  cudaMemcpyDeviceToHost, s));
   GVC_CUDA_TRY(cudaEventRecord(marks_[4], s));
+  // The entry the reconstruction is kept in (that of rec_id, or the least recently used one
+  // that is no reference of the job), and there its luma before the loop filter, which the
+  // next frame's motion search reads beside the loop filter (analysis_).
+  RefEntry* kept = nullptr;
+  if (job.rec_luma) {
+    bool held = false;
+    kept = entry_for(job.rec_id, job, &held);
+    if (!kept) return Status::error("no room for the reconstruction on the device");
+    kept->id = 0;  // until it is complete
+    const size_t search_bytes = job.rec->plane[0].size();
+    GVC_TRY(kept->search.reserve(search_bytes));
+    GVC_CUDA_TRY(cudaMemcpyAsync(kept->search.get(), rec_[0].get(), search_bytes, cudaMemcpyDeviceToDevice, s));
+    GVC_TRY(analysis_waits_for(s, search_ready_));
+  }
   if (job.deblock) {
     // deblock_rows moves luma in words and chroma in half-words (rec_ is cudaMalloc'd)
     if (job.rec->stride[0] % 4 || job.rec->stride[1] % 2 || job.rec->stride[2] % 2)
@@ -890,7 +920,7 @@ Status H264ReconCore::run(const h264::ReconJob& job, cudaStream_t s) {
     GVC_CUDA_TRY(cudaGetLastError());
   }
   GVC_CUDA_TRY(cudaEventRecord(marks_[5], s));
-  if (job.rec_luma) GVC_TRY(keep_reconstruction(job, s));
+  if (kept) GVC_TRY(keep_reconstruction(job, *kept, s));
   GVC_CUDA_TRY(cudaEventRecord(marks_[6], s));
   std::vector<StagedCopy> copies;
   size_t staged = 0;

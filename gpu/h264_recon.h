@@ -72,8 +72,14 @@ class H264ReconCore {
   // Waits for everything the core has queued, on s and on its own streams, and completes the
   // host copies pending (before the host memory they write is unpinned or let go).
   Status wait_idle(cudaStream_t s);
-  // A device view of the full-pel luma of reference `id` (width x height), if held.
+  // A device view of the luma of reference `id` (width x height) before its loop filter (the
+  // motion search's, FrameReconstructor::reference_luma), if held.
   bool reference_luma(uint64_t id, int width, int height, PlaneView* out);
+  // The stream the motion search runs on (null: the calls' stream s), which then reads the
+  // source and the unfiltered references beside the loop filter on s: the calls make it wait
+  // for what it reads (run() for the reference before its loop filter, the source's loads),
+  // and prepare_decision() makes s wait for it.
+  void set_analysis_stream(cudaStream_t a) { analysis_ = a; }
 
   // What the decision of `job` can take from before its wavefront, computed on the GPU on
   // stream s and waited for: prepare_intra of every macroblock (intra_prep.h) into *intra and,
@@ -94,15 +100,18 @@ class H264ReconCore {
     uint64_t last_use = 0;
     DeviceBuffer luma[4];  // LumaRefPlanes' G, b, h, j (padded)
     DeviceBuffer chroma[2];
+    DeviceBuffer search;   // the luma before the loop filter (RefPicture::search_luma)
   };
   // The entry holding picture `id` (*held true), else the least recently used one holding no
   // reference of `job` (*held false); null when there is none.
   RefEntry* entry_for(uint64_t id, const h264::ReconJob& job, bool* held);
   Status upload_ref(const h264::RefPicture& ref, uint64_t id, RefEntry& e, cudaStream_t s);
-  // For job.rec_luma: builds the reconstruction's half-pel planes on the device into an entry
-  // kept under job.rec_id (the next frames find their reference there instead of uploading
-  // it).
-  Status keep_reconstruction(const h264::ReconJob& job, cudaStream_t s);
+  // For job.rec_luma: builds the reconstruction's half-pel planes on the device into entry e
+  // (whose `search` run() filled before the loop filter), kept under job.rec_id (the next
+  // frames find their reference there instead of uploading it).
+  Status keep_reconstruction(const h264::ReconJob& job, RefEntry& e, cudaStream_t s);
+  // Makes the analysis stream (if any) wait for the work queued so far on `on`.
+  Status analysis_waits_for(cudaStream_t on, Event& ev);
   // The entry holding picture `id`, or null.
   RefEntry* held_entry(uint64_t id);
   // Queues the bands' downloads of run() with job.mbs_by_rows (see run()).
@@ -133,6 +142,10 @@ class H264ReconCore {
   std::vector<StagedCopy> src_pending_;  // what complete_source() copies out of src_staging_
   bool src_down_ = false;                // a download not yet waited for
   Event me_ready_, me_on_host_;
+  cudaStream_t analysis_ = nullptr;  // set_analysis_stream
+  Event search_ready_;   // run()'s copy of the reconstruction before its loop filter
+  Event src_for_analysis_;  // upload_source's copies (on src_stream_)
+  Event analysis_done_;  // the motion search queued on analysis_ (prepare_decision)
   h264::FrameReconstructor::RunTimes times_;
   // The macroblocks by rows (run() with job.mbs_by_rows): band b holds rows
   // [b * kBandRows, (b + 1) * kBandRows), down in levels_staging_ (or straight in rows_dst_,

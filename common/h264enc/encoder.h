@@ -129,6 +129,7 @@ class Encoder {
   int mb_width_ = 0, mb_height_ = 0;
   Picture src_, rec_;
   LumaRefPlanes rec_luma_;  // rec_'s half-pel planes, from the reconstructor
+  std::vector<uint8_t> rec_search_;  // rec_'s luma before the loop filter (RefPicture::search_luma)
   // Short-term reference frames, most recent first (RefPicList0's default order for P
   // frames); a sliding window of params.ref_frames (8.2.5.3). Empty until the first IDR.
   std::deque<RefPicture> dpb_;

@@ -37,6 +37,11 @@ struct ReconJob {
   // out, optional: the luma half-pel planes of `rec` (LumaRefPlanes::build of its luma), for
   // `rec` as a reference; an implementation keeping its own copy keeps it under rec_id.
   LumaRefPlanes* rec_luma = nullptr;
+  // out, optional: rec's luma before the loop filter (rec->plane[0]'s size, or left empty
+  // without one): the motion search's reference (RefPicture::search_luma), which it may read
+  // while the loop filter still runs. An implementation keeping its own copy (under rec_id,
+  // reference_luma()) may leave this one out.
+  std::vector<uint8_t>* rec_search = nullptr;
   // Decisions in (the fields before total_coeff_luma: kDecisionBytes); levels, cbp,
   // TotalCoeff, final mb_type out. What the decision left in the other fields is not read.
   Macroblock* mbs = nullptr;
@@ -107,9 +112,11 @@ class FrameReconstructor {
     (void)in, (void)width, (void)height, (void)src, (void)out;
     return Status::error(std::string("the ") + name() + " backend takes no frames in device memory");
   }
-  // The luma of reference `ref` for the motion search: a device copy the implementation
-  // keeps, else the host plane.
-  virtual PlaneView reference_luma(const RefPicture& ref) { return ref.pic.view(0); }
+  // The luma of reference `ref` for the motion search, before the loop filter (the search is
+  // a guess at the vectors; the decision costs them on the filtered reference, so searching
+  // the unfiltered one lets the search of the next frame start beside the loop filter): a
+  // device copy the implementation keeps, else the host's (RefPicture::search_view()).
+  virtual PlaneView reference_luma(const RefPicture& ref) { return ref.search_view(); }
   // Where the motion search of reference r (mb_count macroblocks) may leave its results for
   // decide() to read them there: device memory of the backend whose motion search fills it
   // (nothing goes down and up again between the two), or null: the encoder's host fields.

@@ -80,6 +80,12 @@ class CpuReconstructor final : public FrameReconstructor {
     MbScratch scratch;
     for (int my = 0; my < job.mb_height; my++)
       for (int mx = 0; mx < job.mb_width; mx++) reconstruct_mb(f, mx, my, scratch);
+    if (job.rec_search) {
+      if (job.deblock)
+        *job.rec_search = job.rec->plane[0];
+      else
+        job.rec_search->clear();
+    }
     if (job.deblock)
       deblock_picture(*job.rec, MbMap{job.mbs, job.mb_width, job.mb_height, -1}, job.deblock_params);
     if (job.rec_luma) job.rec_luma->build(job.rec->view(0));

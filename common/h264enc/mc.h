@@ -113,6 +113,13 @@ struct RefPicture {
   Picture pic;
   LumaRefPlanes luma;
   uint64_t id = 0;  // the encoder's number of the frame: ReconJob::ref_ids
+  // pic's luma before the loop filter (pic.stride[0]), which the motion search reads
+  // (ReconJob::rec_search); empty: pic's own (no loop filter, or kept elsewhere).
+  std::vector<uint8_t> search_luma;
+  PlaneView search_view() const {
+    if (search_luma.empty()) return pic.view(0);
+    return {search_luma.data(), pic.stride[0], pic.width(0), pic.height(0), MemoryLocation::Host};
+  }
 };
 
 // w x h chroma prediction (stride dst_stride) of the block at chroma (x, y) with the luma

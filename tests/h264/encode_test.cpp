@@ -264,7 +264,7 @@ const Case kCases[] = {
     // with 1 and 4 reference frames, on the clip and on a pan over a painting (3.25, 1.25
     // samples per frame after scaling: fractional motion, new content at the edges).
     {"parts_ref1_qp0", 176, 144, 0, 4, true, true, true, kUseAllParts, 0, 250, nullptr, 0, 0, 1, 1},
-    {"parts_ref1_qp26", 176, 144, 26, 8, true, true, true, kUseAllParts | kUseSkip | kUseQpel, 0, 250,
+    {"parts_ref1_qp26", 176, 144, 26, 10, true, true, true, kUseAllParts | kUseSkip | kUseQpel, 0, 250,
      nullptr, 0, 0, 1, 1},
     {"parts_ref1_qp51", 176, 144, 51, 8, true, true, true, kUse16x16 | kUseSkip, 0, 250, nullptr, 0, 0, 1, 1},
     {"parts_ref4_qp0", 176, 144, 0, 5, true, true, true, kUseAllParts | kUseRefN, 0, 250, nullptr, 0, 0, 1, 4},
