@@ -80,7 +80,9 @@ class CudaMotionSearch final : public MotionSearch {
 
     const size_t nmb = size_t(out.mb_cols) * out.mb_rows;
     const MvCost* dpred = nullptr;
-    if (p.predictors) {
+    if (p.predictors && p.predictors_loc == MemoryLocation::Device) {
+      dpred = p.predictors;  // on the device already (FrameReconstructor::me_predictors)
+    } else if (p.predictors) {
       GVC_TRY(pred_buf_.reserve(nmb * sizeof(MvCost)));
       GVC_CUDA_TRY(cudaMemcpyAsync(pred_buf_.get(), p.predictors, nmb * sizeof(MvCost),
                                    cudaMemcpyHostToDevice, s));
@@ -241,6 +243,11 @@ class CudaH264Reconstructor final : public h264::FrameReconstructor {
   Status wait_rows(int rows) override {
     GVC_TRY(state_->enter());
     return core_.wait_rows(rows);
+  }
+
+  const MvCost* me_predictors(int mb_width, int mb_height) override {
+    if (!state_->enter().ok()) return nullptr;
+    return core_.me_predictors(mb_width, mb_height, state_->stream.get());
   }
 
   // Page-locked in place (portable: every context may copy to and from it asynchronously).

@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "common/h264enc/deblock.h"
+#include "common/h264enc/me_predictor.h"
 #include "common/h264enc/recon_mb.h"
 #include "common/util/parallel.h"
 #include "gpu/h264_decide_prep.h"
@@ -435,13 +436,15 @@ __global__ void __launch_bounds__(kDeblockLanes) deblock_rows(h264::DeblockPlane
 // the 0.5-2 MB planes one or two threads each: the wait for the last reference 0.33 -> 1.3 ms).
 void copy_from_staging(const uint8_t* staging, const std::vector<StagedCopy>& copies) {
   size_t total = 0;
-  for (const StagedCopy& c : copies) total += c.bytes;
+  for (const StagedCopy& c : copies) total += c.staged ? c.bytes : 0;
+  if (!total) return;
   const int threads = int(std::min<size_t>(8, std::max<size_t>(1, total >> 20)));
   parallel_for(threads, [&](int t) {
     // bytes [lo, hi) of the concatenated copies
     const size_t lo = total * size_t(t) / size_t(threads), hi = total * size_t(t + 1) / size_t(threads);
     size_t at = 0;
     for (const StagedCopy& c : copies) {
+      if (!c.staged) continue;
       const size_t a = std::max(lo, at), b = std::min(hi, at + c.bytes);
       if (a < b) std::memcpy(static_cast<uint8_t*>(c.dst) + (a - at), staging + c.offset + (a - at), b - a);
       at += c.bytes;
@@ -544,12 +547,13 @@ Status H264ReconCore::upload_source(const h264::Picture& src, cudaStream_t s, Pl
   // for in the last frame's analysis). The copies queue behind the last frame's loop filter
   // and half-pel planes, which do not read the source (its downloads are on aux_).
   // Page-locked planes go up as they are (the caller rewrites them only after the next
-  // decision, which waits for s). On the source's own stream, not behind the loop filter on s
-  // (the last run()'s kernels that read the source were done when it returned): s and the
-  // motion search's stream wait for the copies.
+  // decision, which waits for s). On the source's own stream, not behind the loop filter on s,
+  // but behind the last run()'s kernels that read the source (src_read_): s and the motion
+  // search's stream wait for the copies.
   GVC_TRY(complete_source());
   GVC_TRY(src_stream_.create());
   const cudaStream_t own = src_stream_.get();
+  GVC_TRY(src_read_.wait_on(own));
   size_t total = 0;
   for (int p = 0; p < 3; p++) total += src.plane[p].size();
   GVC_TRY(src_staging_.reserve(total));
@@ -582,12 +586,13 @@ __global__ void load_source_plane(const uint8_t* in, int in_stride, int step, in
 Status H264ReconCore::load_device_source(const h264::FrameIn& in, int width, int height, h264::Picture& src,
                                          cudaStream_t s, PlaneView out[3]) {
   // On a stream of its own, so that neither the copy nor its download queue behind the last
-  // frame's loop filter on `s` (which does not read the source: the last run()'s kernels that
-  // did were done when it returned); `s` then waits for the copy, and the decision for the
+  // frame's loop filter on `s` (which does not read the source), only behind the last run()'s
+  // kernels that do (src_read_); `s` then waits for the copy, and the decision for the
   // download (complete_source()), which meanwhile runs beside the analysis.
   GVC_TRY(complete_source());
   GVC_TRY(src_stream_.create());
   const cudaStream_t own = src_stream_.get();
+  GVC_TRY(src_read_.wait_on(own));
   size_t total = 0;
   for (int p = 0; p < 3; p++) total += src.plane[p].size();
   GVC_TRY(src_staging_.reserve(total));
@@ -633,6 +638,25 @@ Status H264ReconCore::complete_source() {
   GVC_TRY(src_ready_.synchronize("source download"));
   copy_from_staging(src_staging_.get<uint8_t>(), copies);
   return {};
+}
+
+__global__ void me_predictors_kernel(const Macroblock* mbs, int mb_width, int mb_count, MvCost* out) {
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < mb_count) out[i] = h264::me_predictor(mbs, mb_width, i % mb_width, i / mb_width);
+}
+
+const MvCost* H264ReconCore::me_predictors(int mb_width, int mb_height, cudaStream_t s) {
+  const int mb_count = mb_width * mb_height;
+  const size_t bytes = size_t(mb_count) * sizeof(Macroblock);
+  if (mb_count <= 0 || mbs_.size() < bytes || !me_pred_.reserve(size_t(mb_count) * sizeof(MvCost)).ok())
+    return nullptr;
+  // Behind the last run()'s kernels (search_ready_) and before the next preparation, which
+  // writes mbs_ and makes s wait for this stream first.
+  const cudaStream_t on = analysis_ ? analysis_ : s;
+  me_predictors_kernel<<<(mb_count + 127) / 128, 128, 0, on>>>(mbs_.get<Macroblock>(), mb_width, mb_count,
+                                                                me_pred_.get<MvCost>());
+  if (cudaGetLastError() != cudaSuccess) return nullptr;
+  return me_pred_.get<MvCost>();
 }
 
 Status H264ReconCore::wait_idle(cudaStream_t s) {
@@ -854,8 +878,9 @@ Status H264ReconCore::run(const h264::ReconJob& job, cudaStream_t s) {
   unsigned* deblock_progress = intra_progress + job.mb_height;
   GVC_CUDA_TRY(cudaMemsetAsync(intra_progress, 0, 2 * size_t(job.mb_height) * sizeof(unsigned), s));
   // By rows where the wavefront is long: a P frame's few intra macroblocks take it through
-  // the picture quickly, and then one copy on several threads is quicker than the bands'.
+  // the picture quickly, and then one copy is quicker than the bands'.
   const bool by_rows = job.mbs_by_rows && 4 * intra_count >= mb_count;
+  const bool later = by_rows || job.mbs_later;
   if (by_rows) GVC_TRY(rows_start_.record(s));  // before the kernels: download_rows' waits start here
   if (job.num_refs > 0) {
     recon_inter<<<(mb_count + kReconThreads - 1) / kReconThreads, kReconThreads, kReconSharedBytes, s>>>(k);
@@ -867,10 +892,13 @@ Status H264ReconCore::run(const h264::ReconJob& job, cudaStream_t s) {
     GVC_CUDA_TRY(cudaGetLastError());
   }
   GVC_CUDA_TRY(cudaEventRecord(marks_[3], s));
-  // The macroblocks' levels, which entropy coding needs now, go down first (straight into
-  // job.mbs when it is page-locked, else through pinned staging: pageable destinations make
-  // copies synchronous and slow); run() returns once they are there (by rows: at once), and
-  // the loop filter, the reference planes and their downloads go on meanwhile.
+  GVC_TRY(src_read_.record(s));  // the last kernels that read src_ (run() may return before them)
+  // The macroblocks' levels, which entropy coding needs, go down on a stream of their own
+  // (rows_), beside the loop filter, which the next frame's preparation waits for (straight
+  // into job.mbs when it is page-locked, else through pinned staging: pageable destinations
+  // make copies synchronous and slow); run() returns once they are there (by rows, or
+  // job.mbs_later: at once), and the loop filter, the reference planes and their downloads go
+  // on meanwhile.
   const bool direct = page_locked(job.mbs, mb_bytes);
   if (!direct) GVC_TRY(levels_staging_.reserve(mb_bytes));
   // A failure from here on drops the bands queued (the wavefront is launched: they end), so
@@ -881,12 +909,8 @@ Status H264ReconCore::run(const h264::ReconJob& job, cudaStream_t s) {
     ~DropRows() {
       if (armed) core->drop_rows();
     }
-  } drop{this, by_rows};
-  if (by_rows)
-    GVC_TRY(download_rows(job, intra_progress, direct));
-  else
-    GVC_CUDA_TRY(cudaMemcpyAsync(direct ? static_cast<void*>(job.mbs) : levels_staging_.get(), mbs_.get(), mb_bytes,
-                                 cudaMemcpyDeviceToHost, s));
+  } drop{this, true};
+  GVC_TRY(download_rows(job, by_rows ? intra_progress : nullptr, direct));
   GVC_CUDA_TRY(cudaEventRecord(marks_[4], s));
   // The entry the reconstruction is kept in (that of rec_id, or the least recently used one
   // that is no reference of the job), and there its luma before the loop filter, which the
@@ -900,8 +924,8 @@ Status H264ReconCore::run(const h264::ReconJob& job, cudaStream_t s) {
     const size_t search_bytes = job.rec->plane[0].size();
     GVC_TRY(kept->search.reserve(search_bytes));
     GVC_CUDA_TRY(cudaMemcpyAsync(kept->search.get(), rec_[0].get(), search_bytes, cudaMemcpyDeviceToDevice, s));
-    GVC_TRY(analysis_waits_for(s, search_ready_));
   }
+  GVC_TRY(analysis_waits_for(s, search_ready_));  // (me_predictors() reads mbs_ too)
   if (job.deblock) {
     // deblock_rows moves luma in words and chroma in half-words (rec_ is cudaMalloc'd)
     if (job.rec->stride[0] % 4 || job.rec->stride[1] % 2 || job.rec->stride[2] % 2)
@@ -924,7 +948,12 @@ Status H264ReconCore::run(const h264::ReconJob& job, cudaStream_t s) {
   GVC_CUDA_TRY(cudaEventRecord(marks_[6], s));
   std::vector<StagedCopy> copies;
   size_t staged = 0;
+  // Page-locked destinations (the encoder's reference pictures) take their copy straight.
   auto stage = [&](void* dst, const void* src, size_t bytes) {
+    if (page_locked(dst, bytes)) {
+      copies.push_back({dst, src, bytes, 0, false});
+      return;
+    }
     copies.push_back({dst, src, bytes, staged});
     staged += (bytes + 255) / 256 * 256;
   };
@@ -941,15 +970,14 @@ Status H264ReconCore::run(const h264::ReconJob& job, cudaStream_t s) {
   GVC_TRY(aux_.create());
   GVC_CUDA_TRY(cudaStreamWaitEvent(aux_.get(), marks_[6], 0));
   for (const StagedCopy& c : copies)
-    GVC_CUDA_TRY(cudaMemcpyAsync(staging_.get<uint8_t>() + c.offset, c.src, c.bytes, cudaMemcpyDeviceToHost, aux_.get()));
+    GVC_CUDA_TRY(cudaMemcpyAsync(c.staged ? staging_.get<uint8_t>() + c.offset : c.dst, c.src, c.bytes,
+                                 cudaMemcpyDeviceToHost, aux_.get()));
   GVC_CUDA_TRY(cudaEventRecord(marks_[7], aux_.get()));
   pending_ = std::move(copies);  // only once every copy is under way
   pending_on_device_ = job.rec_luma != nullptr;  // the reference is kept there (keep_reconstruction)
   drop.armed = false;
-  if (by_rows) return {};
-  GVC_TRY(wait_event(marks_[4], "reconstruction levels"));
-  if (!direct) copy_host_parallel(job.mbs, levels_staging_.get(), mb_bytes);
-  return {};
+  if (later) return {};
+  return wait_rows(job.mb_height);
 }
 
 // Called after the wavefront's launch: under serialised launches (CUDA_LAUNCH_BLOCKING, a
@@ -962,12 +990,22 @@ Status H264ReconCore::download_rows(const h264::ReconJob& job, const unsigned* i
   rows_height_ = job.mb_height;
   rows_dst_ = job.mbs;
   rows_direct_ = direct;
+  band_rows_ = intra_progress ? kBandRows : job.mb_height;
   uint8_t* dst = direct ? reinterpret_cast<uint8_t*>(job.mbs) : levels_staging_.get<uint8_t>();
   GVC_TRY(rows_.create());
+  if (band_ready_.empty()) band_ready_.resize(1);
+  const size_t row_bytes = size_t(job.mb_width) * sizeof(Macroblock);
+  if (!intra_progress) {  // one band, behind the reconstruction's kernels (marks_[3])
+    GVC_CUDA_TRY(cudaStreamWaitEvent(rows_.get(), marks_[3], 0));
+    GVC_CUDA_TRY(cudaMemcpyAsync(dst, mbs_.get(), size_t(job.mb_height) * row_bytes, cudaMemcpyDeviceToHost,
+                                 rows_.get()));
+    GVC_TRY(band_ready_[0].record(rows_.get()));
+    bands_ = 1;
+    return {};
+  }
   GVC_TRY(rows_start_.wait_on(rows_.get()));
   const int bands = (job.mb_height + kBandRows - 1) / kBandRows;
   if (band_ready_.size() < size_t(bands)) band_ready_.resize(size_t(bands));
-  const size_t row_bytes = size_t(job.mb_width) * sizeof(Macroblock);
   for (int b = 0; b < bands; b++) {
     const int y0 = b * kBandRows, y1 = std::min(job.mb_height, y0 + kBandRows);
     wait_rows_done<<<1, 1, 0, rows_.get()>>>(intra_progress, y0, y1, unsigned(job.mb_width));
@@ -987,12 +1025,12 @@ void H264ReconCore::drop_rows() {
 
 Status H264ReconCore::wait_rows(int rows) {
   const size_t row_bytes = size_t(rows_width_) * sizeof(Macroblock);
-  while (bands_copied_ < bands_ && bands_copied_ * kBandRows < rows) {
-    const int y0 = bands_copied_ * kBandRows, y1 = std::min(rows_height_, y0 + kBandRows);
+  while (bands_copied_ < bands_ && bands_copied_ * band_rows_ < rows) {
+    const int y0 = bands_copied_ * band_rows_, y1 = std::min(rows_height_, y0 + band_rows_);
     GVC_TRY(band_ready_[size_t(bands_copied_)].synchronize("reconstruction levels"));
     if (!rows_direct_)
-      std::memcpy(reinterpret_cast<uint8_t*>(rows_dst_) + size_t(y0) * row_bytes,
-                  levels_staging_.get<uint8_t>() + size_t(y0) * row_bytes, size_t(y1 - y0) * row_bytes);
+      copy_host_parallel(reinterpret_cast<uint8_t*>(rows_dst_) + size_t(y0) * row_bytes,
+                         levels_staging_.get<uint8_t>() + size_t(y0) * row_bytes, size_t(y1 - y0) * row_bytes);
     bands_copied_++;
   }
   if (bands_copied_ == bands_) bands_ = bands_copied_ = 0;

@@ -16,12 +16,13 @@ namespace gvc {
 namespace cuda {
 
 // A download through pinned staging memory: `bytes` from device `src` to host `dst`, staged at
-// `offset`.
+// `offset`; or (staged false) straight to a page-locked `dst`.
 struct StagedCopy {
   void* dst;
   const void* src;
   size_t bytes;
   size_t offset;
+  bool staged = true;
 };
 
 class H264ReconCore {
@@ -31,14 +32,15 @@ class H264ReconCore {
   // reconstructs the inter macroblocks all at once, then the intra ones in a wavefront
   // (a block per macroblock row, (x, y) after (x + 1, y - 1) of the row above, so after its
   // left, upper-left, upper and upper-right neighbours), one launch; deblocks in the same
-  // wavefront, a warp per macroblock row filtering in shared memory, one launch; downloads the
-  // coded macroblocks and returns, the reconstruction following (finish()). Reference pictures
+  // wavefront, a warp per macroblock row filtering in shared memory, one launch, while the
+  // coded macroblocks go down on rows_; returns once they are there, the reconstruction
+  // following (finish()). Reference pictures
   // are kept on the device by id; one not held yet is uploaded from the job. With
   // job.rec_luma the reconstruction's half-pel planes are built here and kept as the
   // reference of id job.rec_id.
   // With job.mbs_by_rows, when at least a quarter of the macroblocks are intra (the intra
-  // wavefront is long), the macroblocks go down in bands of rows behind it (on rows_), and
-  // run() returns at once: wait_rows() completes them.
+  // wavefront is long), the macroblocks go down in bands of rows behind it, and run() returns
+  // at once: wait_rows() completes them; with job.mbs_later it returns at once too.
   Status run(const h264::ReconJob& job, cudaStream_t s);
   // Returns once rows [0, rows) of the last run()'s job.mbs are complete (FrameReconstructor::
   // wait_rows); every row with rows >= the job's height.
@@ -75,6 +77,10 @@ class H264ReconCore {
   // A device view of the luma of reference `id` (width x height) before its loop filter (the
   // motion search's, FrameReconstructor::reference_luma), if held.
   bool reference_luma(uint64_t id, int width, int height, PlaneView* out);
+  // me_predictor() of every macroblock of the last run()'s job.mbs (mb_width x mb_height), on
+  // the motion search's stream (or s), in device memory valid until the next call; null if it
+  // cannot be had.
+  const MvCost* me_predictors(int mb_width, int mb_height, cudaStream_t s);
   // The stream the motion search runs on (null: the calls' stream s), which then reads the
   // source and the unfiltered references beside the loop filter on s: the calls make it wait
   // for what it reads (run() for the reference before its loop filter, the source's loads),
@@ -114,7 +120,9 @@ class H264ReconCore {
   Status analysis_waits_for(cudaStream_t on, Event& ev);
   // The entry holding picture `id`, or null.
   RefEntry* held_entry(uint64_t id);
-  // Queues the bands' downloads of run() with job.mbs_by_rows (see run()).
+  // Queues the downloads of run()'s macroblocks on rows_: bands of kBandRows rows, each
+  // behind the intra wavefront's progress (job.mbs_by_rows, intra_progress given), or one band
+  // of the whole frame behind the reconstruction's kernels (intra_progress null).
   Status download_rows(const h264::ReconJob& job, const unsigned* intra_progress, bool direct);
   // Waits for load_device_source()'s download of the host copy and completes it.
   Status complete_source();
@@ -127,17 +135,21 @@ class H264ReconCore {
   DeviceBuffer progress_;  // per macroblock row: the intra and loop-filter wavefronts' progress
   DeviceBuffer edges_;     // per macroblock: the loop filter's MbEdges
   DeviceBuffer slice_of_mb_, intra_cand_, intra_prep_, me_[4], satd_;
+  DeviceBuffer me_pred_;  // me_predictors()
   PinnedBuffer intra_prep_host_, satd_host_, me_staging_, src_staging_;
   PinnedBuffer levels_staging_, staging_;  // run()'s downloads: the macroblocks, the rest
   std::vector<StagedCopy> pending_;         // what finish() copies out of staging_
   bool pending_on_device_ = false;          // the pending run() kept its reconstruction
-  // run(): start, uploads, inter, intra, macroblocks down, loop filter, reference planes,
+  // run(): start, uploads, inter, intra, the macroblocks' download queued (on rows_: its time
+  // is not measured), loop filter, reference planes,
   // downloads done (on aux_)
   cudaEvent_t marks_[8] = {};
   Event synced_;  // the waits for the decision's source and preparation
   Stream aux_;     // the reconstruction's downloads, the motion search's results after them
   Stream src_stream_;  // load_device_source's copy and download
   Event src_loaded_;   // its device copy made (the work on s waits for it)
+  Event src_read_;     // on s, after the last run()'s kernels that read src_ (which may still
+                       // run when it returns): the next source's copies wait for it
   Event src_ready_;    // its download done
   std::vector<StagedCopy> src_pending_;  // what complete_source() copies out of src_staging_
   bool src_down_ = false;                // a download not yet waited for
@@ -158,6 +170,7 @@ class H264ReconCore {
   int bands_ = 0, bands_copied_ = 0, rows_width_ = 0, rows_height_ = 0;
   h264::Macroblock* rows_dst_ = nullptr;
   bool rows_direct_ = false;
+  int band_rows_ = kBandRows;  // rows of a band: kBandRows, or the whole frame in one
   PinnedBuffer decisions_host_;  // the job's decisions, packed (kDecisionBytes each)
   DeviceBuffer decisions_;
 };

@@ -127,6 +127,9 @@ class FaultyReconstructor final : public gvc::h264::FrameReconstructor {
   gvc::Status finish_for_analysis () override {
     return inner_->finish_for_analysis ();
   }
+  const gvc::MvCost *me_predictors (int mb_width, int mb_height) override {
+    return inner_->me_predictors (mb_width, mb_height);
+  }
   bool pin_host_memory (void *p, size_t bytes) override {
     return inner_->pin_host_memory (p, bytes);
   }

@@ -205,7 +205,11 @@ int main(int argc, char** argv) {
   }
   {
     gvc::h264::EncodedFrame last;
-    enc.drain(last);
+    st = enc.drain(last);
+    if (!st.ok()) {
+      std::fprintf(stderr, "bench-h264enc: the last frame: %s\n", st.message().c_str());
+      return 1;
+    }
     bytes += last.annexb.size();
   }
   const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

@@ -207,8 +207,8 @@ class CpuMotionSearch final : public MotionSearch {
   Status run(const PlaneView& cur, const PlaneView& ref, const MeParams& p,
              MbPartitionField& out) override {
     if (cur.loc != MemoryLocation::Host || ref.loc != MemoryLocation::Host ||
-        out.loc != MemoryLocation::Host)
-      return Status::error("the CPU motion search needs frames and results in host memory");
+        out.loc != MemoryLocation::Host || (p.predictors && p.predictors_loc != MemoryLocation::Host))
+      return Status::error("the CPU motion search needs frames, predictors and results in host memory");
     if (cur.width != ref.width || cur.height != ref.height || cur.width <= 0 || cur.height <= 0)
       return Status::error("current and reference frames must have the same, non-empty size");
     if (p.range < kMinSearchRange || p.range > kMaxSearchRange)

@@ -45,8 +45,10 @@ struct MeParams {
   int range = 16;                  // positions -range..range-1 in x and y (8..64)
   uint32_t lambda = 0;             // weight of the vector bits in the cost (0..65535)
   Subpel subpel = Subpel::Quarter;
-  // One predictor per macroblock (raster, quarter-pel, host memory), or nullptr for (0,0).
+  // One predictor per macroblock (raster, quarter-pel), or nullptr for (0,0); in host memory,
+  // or (predictors_loc Device) in the device memory of a backend that takes it there.
   const MvCost* predictors = nullptr;
+  MemoryLocation predictors_loc = MemoryLocation::Host;
   // With `out` in device memory: return once the search is queued on the backend's stream
   // rather than done (the same backend's later work follows it there, and a failure on the
   // device shows in that work's status); `predictors` must then stay as they are until that

@@ -10,6 +10,7 @@
 #include "common/bitstream/bitwriter.h"
 #include "common/bitstream/nal.h"
 #include "common/h264enc/analyse.h"
+#include "common/h264enc/me_predictor.h"
 #include "common/h264enc/slice_data.h"
 #include "common/h264enc/tables.h"
 #include "common/util/parallel.h"
@@ -37,8 +38,9 @@ Status Encoder::init(const EncoderParams& p, Backend* backend) {
   if (p.slices < 1 || p.slices > ((p.width + 15) / 16) * ((p.height + 15) / 16))
     return Status::error("slices must be between 1 and the number of macroblocks");
   entropy_.wait_idle();  // its job reads what follows
-  unpin_buffers();      // before anything below moves
+  unpin_buffers();      // before anything below moves (after every copy into it)
   pending_ = EncodedFrame();
+  held_ = Held();
   params_ = p;
   mb_width_ = (p.width + 15) / 16;
   mb_height_ = (p.height + 15) / 16;
@@ -61,6 +63,7 @@ Status Encoder::init(const EncoderParams& p, Backend* backend) {
   src_.alloc(mb_width_, mb_height_);
   rec_.alloc(mb_width_, mb_height_);
   dpb_.clear();
+  spare_.clear();
   mbs_.assign(size_t(mb_width_) * mb_height_, Macroblock());
   coded_mbs_ = mbs_;
   slice_of_mb_.resize(mbs_.size());
@@ -104,6 +107,7 @@ void Encoder::pin_buffers() {
   auto pin = [&](void* p, size_t bytes) {
     if (recon_->pin_host_memory(p, bytes)) pinned_.push_back(p);
   };
+  pinning_ = false;
   // the decisions and the levels, down every frame
   pin(mbs_.data(), mbs_.size() * sizeof(Macroblock));
   pin(coded_mbs_.data(), coded_mbs_.size() * sizeof(Macroblock));
@@ -111,6 +115,18 @@ void Encoder::pin_buffers() {
   pin(me_pred_.data(), me_pred_.size() * sizeof(MvCost));          // up, beside the last frame's work
   pin(slice_of_mb_.data(), slice_of_mb_.size() * sizeof(uint16_t));
   if (!intra_cand_.empty()) pin(intra_cand_.data(), intra_cand_.size() * sizeof(IntraMbCandidates));
+  pinning_ = !pinned_.empty();
+}
+
+void Encoder::pin_picture() {
+  if (!pinning_) return;
+  auto pin_once = [&](void* p, size_t bytes) {
+    if (std::find(pinned_.begin(), pinned_.end(), p) == pinned_.end() && recon_->pin_host_memory(p, bytes))
+      pinned_.push_back(p);
+  };
+  for (auto& plane : rec_.plane) pin_once(plane.data(), plane.size());
+  const LumaRefView v = rec_luma_.view();
+  for (int p = 0; p < 4; p++) pin_once(rec_luma_.data(p), size_t(v.w) * size_t(v.h));
 }
 
 void Encoder::unpin_buffers() {
@@ -145,43 +161,30 @@ void Encoder::load_source(const FrameIn& in) {
 // (RefPicture::search_luma), so that on a device the search of the next frame runs beside the
 // last one's loop filter: the search only proposes vectors, which the decision then costs on
 // the filtered reference (tools/quality.sh, CPU backend: BD-rate against x264 veryfast
-// vtest +0.3 -> +0.5 %, Megamind -2.7 -> -3.0 %, tree +5.4 -> +5.4 %). The exact mvpL0 is only known during coding,
-// in decoding order, so each macroblock's predictor here is approximated as seed 002 does
-// with vectors from an earlier pass: the median of the previous frame's final vectors of the
-// co-located left, upper and upper-right neighbours (motion continues from frame to frame),
-// (0, 0) after an IDR. The CPU re-costs the candidates with the exact predictor. The
-// predictors by rows on the kept threads: the last frame's macroblocks have just come down
-// from the device, out of every cache (one thread took 0.25 ms for a 1080p frame).
+// vtest +0.3 -> +0.5 %, Megamind -2.7 -> -3.0 %, tree +5.4 -> +5.4 %). The exact mvpL0 is
+// only known during coding, in decoding order, so each macroblock's predictor here is
+// approximated as seed 002 does with vectors from an earlier pass (me_predictor.h: the
+// median of the previous frame's final vectors of the co-located neighbours); the decision
+// re-costs the candidates with the exact predictor. A device backend computes the predictors where the last frame's macroblocks are
+// (FrameReconstructor::me_predictors); here they are computed by rows on the kept threads (the
+// macroblocks have just come down from the device, out of every cache).
 Status Encoder::motion_search(int num_refs, const PlaneView& src_luma) {
-  parallel_for(mb_height_, [&](int my) {
-    for (int mx = 0; mx < mb_width_; mx++) {
-      auto prev = [&](int x, int y, int bx, int by, int16_t v[2]) {
-        if (x < 0 || y < 0 || x >= mb_width_) return false;
-        const Macroblock& m = coded_mbs_[size_t(y) * mb_width_ + x];
-        v[0] = is_intra(m.type) ? 0 : m.mv[4 * by + bx][0];
-        v[1] = is_intra(m.type) ? 0 : m.mv[4 * by + bx][1];
-        return true;
-      };
-      int16_t A[2] = {0, 0}, B[2] = {0, 0}, C[2] = {0, 0};
-      bool ha = prev(mx - 1, my, 3, 0, A), hb = prev(mx, my - 1, 0, 3, B);
-      bool hc = prev(mx + 1, my - 1, 0, 3, C) || prev(mx - 1, my - 1, 3, 3, C);
-      MvCost& p = me_pred_[size_t(my) * mb_width_ + mx];
-      p = MvCost{0, 0, 0};
-      if (ha && hb && hc) {
-        auto med = [](int a, int b, int c) { return std::max(std::min(a, b), std::min(std::max(a, b), c)); };
-        p.mvx = int16_t(med(A[0], B[0], C[0]));
-        p.mvy = int16_t(med(A[1], B[1], C[1]));
-      } else if (ha || hb) {
-        p.mvx = ha ? A[0] : B[0];
-        p.mvy = ha ? A[1] : B[1];
-      }
-    }
-  });
   MeParams mp;
+  if (const MvCost* there = recon_->me_predictors(mb_width_, mb_height_)) {
+    mp.predictors = there;
+    mp.predictors_loc = MemoryLocation::Device;
+  } else {
+    const Status st = recon_->wait_rows(mb_height_);  // the last frame's macroblocks, read here
+    if (!st.ok()) return Status::error(std::string("reconstruction failed: ") + st.message());
+    parallel_for(mb_height_, [&](int my) {
+      for (int mx = 0; mx < mb_width_; mx++)
+        me_pred_[size_t(my) * mb_width_ + mx] = me_predictor(coded_mbs_.data(), mb_width_, mx, my);
+    });
+    mp.predictors = me_pred_.data();
+  }
   mp.range = params_.analyse.search_range;
   mp.lambda = uint32_t(lambda_for_qp(params_.rc.qp));  // lambda_motion of seed 003
   mp.subpel = params_.analyse.subpel ? Subpel::Quarter : Subpel::None;
-  mp.predictors = me_pred_.data();
   for (int r = 0; r < num_refs; r++) {
     MbPartitionField& field = me_fields_[size_t(r)];
     if (MbPartitions* there = recon_->motion_results(r, mb_width_ * mb_height_))
@@ -223,15 +226,29 @@ void count_stats(const std::vector<Macroblock>& mbs, FrameStats& stats) {
 Status Encoder::set_pipelined(bool on) {
   if (on == pipelined_) return Status();
   entropy_.wait_idle();
-  if (pending_.present) return Status::error("an access unit is still held: drain() it first");
+  if (pending_.present || held_.present) return Status::error("an access unit is still held: drain() it first");
   pipelined_ = on;
   return Status();
 }
 
-void Encoder::drain(EncodedFrame& out) {
+Status Encoder::drain(EncodedFrame& out) {
+  const Status st = start_held_entropy();
   entropy_.wait_idle();
   out = std::move(pending_);
   pending_ = EncodedFrame();
+  return st;
+}
+
+Status Encoder::start_held_entropy() {
+  if (!held_.present) return Status();
+  held_.present = false;
+  const Status st = recon_->wait_rows(mb_height_);
+  if (!st.ok()) return Status::error(std::string("reconstruction failed: ") + st.message());
+  entropy_.push([this, sh = held_.sh, num_refs = held_.num_refs] {
+    code_slices(coded_mbs_, sh, num_refs, pending_);
+    pending_.present = true;
+  });
+  return Status();
 }
 
 Status Encoder::set_qp(int qp) {
@@ -383,7 +400,11 @@ Status Encoder::encode(const FrameIn& in, bool force_idr, EncodedFrame& out) {
   dj.mb_width = mb_width_;
   dj.mb_height = mb_height_;
   {
-    Status st = recon_->decide(dj);
+    // The last frame's macroblocks have come down meanwhile: their entropy coding runs while
+    // the GPU prepares this frame's decision.
+    Status st = start_held_entropy();
+    if (!st.ok()) return st;
+    st = recon_->decide(dj);
     if (!st.ok()) return Status::error(std::string("mode decision failed: ") + st.message());
   }
   cur.times.recon_parts = recon_->last_run_times();  // the last frame's, complete by now
@@ -403,6 +424,8 @@ Status Encoder::encode(const FrameIn& in, bool force_idr, EncodedFrame& out) {
   job.rec_id = next_pic_id_;
   job.rec_luma = &rec_luma_;
   job.rec_search = &rec_search_;
+  rec_luma_.alloc(rec_.width(0), rec_.height(0));  // sized here, so that what is pinned stays put
+  pin_picture();
   job.mbs = mbs_.data();
   job.mb_width = mb_width_;
   job.mb_height = mb_height_;
@@ -415,6 +438,7 @@ Status Encoder::encode(const FrameIn& in, bool force_idr, EncodedFrame& out) {
   job.deblock_params.alpha_c0_offset = 2 * params_.deblock.alpha_c0_offset_div2;
   job.deblock_params.beta_offset = 2 * params_.deblock.beta_offset_div2;
   job.mbs_by_rows = !pipelined_;  // entropy coding follows the rows here (below)
+  job.mbs_later = pipelined_;     // the next encode() completes them (start_held_entropy)
   Status st = recon_->run(job);
   if (!st.ok()) return Status::error(std::string("reconstruction failed: ") + st.message());
 
@@ -422,11 +446,17 @@ Status Encoder::encode(const FrameIn& in, bool force_idr, EncodedFrame& out) {
   cur.times.cpu.recon = cpu_ms_since(cpu, cpu_times_);
 
   // Sliding window (8.2.5.3): the new reference enters in front, the oldest leaves.
-  if (idr) dpb_.clear();
+  if (idr) {
+    for (RefPicture& r : dpb_) spare_.push_back(std::move(r));
+    dpb_.clear();
+  }
   RefPicture entering;
   if (int(dpb_.size()) >= params_.ref_frames) {
     entering = std::move(dpb_.back());
     dpb_.pop_back();
+  } else if (!spare_.empty()) {
+    entering = std::move(spare_.back());
+    spare_.pop_back();
   }
   std::swap(entering.pic, rec_);
   if (rec_.mb_width != mb_width_ || rec_.mb_height != mb_height_) rec_.alloc(mb_width_, mb_height_);
@@ -467,10 +497,7 @@ Status Encoder::encode(const FrameIn& in, bool force_idr, EncodedFrame& out) {
   pending_ = std::move(frame_);
   frame_ = EncodedFrame();
   std::swap(mbs_, coded_mbs_);
-  entropy_.push([this, sh, num_refs] {
-    code_slices(coded_mbs_, sh, num_refs, pending_);
-    pending_.present = true;
-  });
+  held_ = Held{true, sh, num_refs};
   return Status();
 }
 

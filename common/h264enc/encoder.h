@@ -79,18 +79,20 @@ class Encoder {
   // Encodes one frame; `force_idr` makes it an IDR. `out` receives its access unit, or when
   // pipelined, the previous frame's (none after the first frame, out.present false).
   Status encode(const FrameIn& in, bool force_idr, EncodedFrame& out);
-  // Seed 003's frame-level pipeline: when on, encode() returns once the frame's entropy coding
-  // has started on a thread of the encoder's own, which codes it while the next frame is
-  // analysed, decided and reconstructed; each access unit then comes out of the next encode()
-  // or drain(). Same bits either way. Off by default (no frame held back: tune=zerolatency).
-  // Fails while an access unit is held (drain() first).
+  // Seed 003's frame-level pipeline: when on, encode() returns once the frame is
+  // reconstructed, without waiting for its macroblocks to come down from a device; the next
+  // encode() hands them to a thread of the encoder's own once its own analysis is under way,
+  // which codes them while that frame is analysed and decided; each access unit then comes
+  // out of the next encode() or drain(). Same bits either way. Off by default (no frame held
+  // back: tune=zerolatency). Fails while an access unit is held (drain() first).
   Status set_pipelined(bool on);
   bool pipelined() const { return pipelined_; }
   // Measures StageTimes::cpu of the following frames (off: zeros). Set it while no frame is
   // being coded (before encoding, or after drain()): the entropy thread reads it.
   void set_cpu_times(bool on) { cpu_times_ = on; }
-  // The access unit a pipelined encoder still holds (out.present false: none). init() drops it.
-  void drain(EncodedFrame& out);
+  // The access unit a pipelined encoder still holds (out.present false: none); fails (out
+  // then without it) when its macroblocks could not be had from the device. init() drops it.
+  Status drain(EncodedFrame& out);
   // Whether the next frame is an IDR even when none is forced (first frame, key-int-max).
   bool idr_due() const {
     return dpb_.empty() || !params_.analyse.inter || frames_since_idr_ >= params_.keyint_max;
@@ -107,7 +109,8 @@ class Encoder {
   void recon_i420(std::vector<uint8_t>& out) const;
   // Which reconstruction stage runs ("cpu" or the backend's).
   const char* reconstructor_name() const { return recon_ ? recon_->name() : ""; }
-  // The last frame's macroblocks in raster order.
+  // The last frame's macroblocks in raster order (pipelined, complete once the next encode()
+  // or drain() has returned).
   const std::vector<Macroblock>& macroblocks() const { return coded_mbs_; }
 
  private:
@@ -116,12 +119,19 @@ class Encoder {
   // (FrameReconstructor::pin_host_memory) after init() made them, unpinned before they move.
   void pin_buffers();
   void unpin_buffers();
+  // rec_'s planes and rec_luma_, where the reconstructor's downloads land every frame, pinned
+  // the first time they come round (the DPB's pictures take turns as rec_ and are never freed
+  // before unpin_buffers()).
+  void pin_picture();
   Status motion_search(int num_refs, const PlaneView& src_luma);
   // Stage 3: the CAVLC slices of the frame whose macroblocks are `mbs`, appended to
   // out.annexb, with out.stats and out.times.entropy; rows_ready as write_slices_data's.
   void code_slices(const std::vector<Macroblock>& mbs, const SliceHeader& sh, int num_refs, EncodedFrame& out,
                    const Progress* rows_ready = nullptr);
   DecideFlags decide_flags() const;
+  // Pipelined: completes the held frame's macroblocks (FrameReconstructor::wait_rows) and
+  // starts its entropy coding on entropy_, into pending_.
+  Status start_held_entropy();
 
   EncoderParams params_;
   Sps sps_;
@@ -133,6 +143,9 @@ class Encoder {
   // Short-term reference frames, most recent first (RefPicList0's default order for P
   // frames); a sliding window of params.ref_frames (8.2.5.3). Empty until the first IDR.
   std::deque<RefPicture> dpb_;
+  // Pictures an IDR took out of the DPB, whose buffers the next reconstructions reuse (they
+  // stay allocated, and pinned: pin_picture).
+  std::vector<RefPicture> spare_;
   std::vector<Macroblock> mbs_;        // this frame's, as decided
   std::vector<Macroblock> coded_mbs_;  // the last frame's (the ME predictors; pipelined: being coded)
   std::vector<uint16_t> slice_of_mb_;   // slice index of each macroblock
@@ -150,9 +163,17 @@ class Encoder {
   uint64_t next_pic_id_ = 1;  // RefPicture::id of the next reconstruction
   int idr_pic_id_ = 0;
   bool cpu_times_ = false;  // set_cpu_times
-  std::vector<void*> pinned_;  // pin_buffers(): what recon_ pinned
+  std::vector<void*> pinned_;  // pin_buffers(), pin_picture(): what recon_ pinned
+  bool pinning_ = false;       // recon_ pins (pin_buffers() found it did)
   bool pipelined_ = false;
   EncodedFrame frame_;    // pipelined: the frame being encoded, until its entropy coding starts
+  // Pipelined: the last frame, whose macroblocks (coded_mbs_) may still be coming down and
+  // whose entropy coding start_held_entropy() starts.
+  struct Held {
+    bool present = false;
+    SliceHeader sh;
+    int num_refs = 0;
+  } held_;
   EncodedFrame pending_;  // pipelined: the frame the entropy thread codes (or coded)
   JobThread entropy_;     // last: destroyed first, finishing its job
 };

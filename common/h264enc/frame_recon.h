@@ -54,6 +54,10 @@ struct ReconJob {
   // (an implementation that finishes rows over time, the GPU's intra wavefront, hands them
   // over as they come, so entropy coding can start on the first rows).
   bool mbs_by_rows = false;
+  // run() may return before job.mbs are complete, whatever the frame, and wait_rows() then
+  // completes them: a caller with other work first (the frame-level pipeline, whose next
+  // frame's analysis does not read them) need not wait for them to come down.
+  bool mbs_later = false;
 };
 
 struct DecideJob {
@@ -152,6 +156,14 @@ class FrameReconstructor {
   virtual bool rows_later() const { return false; }
   // Completes the last run() (nothing to do for the CPU's).
   virtual Status finish() { return Status(); }
+  // The motion search's predictors of the next frame (me_predictor.h over the last run()'s
+  // macroblocks, mb_width x mb_height), computed where those are: a device's, in its memory,
+  // for its own motion search (MeParams::predictors_loc Device; valid until the next call);
+  // or null: the caller computes them from the macroblocks run() handed back.
+  virtual const MvCost* me_predictors(int mb_width, int mb_height) {
+    (void)mb_width, (void)mb_height;
+    return nullptr;
+  }
   // Makes the host memory [p, p + bytes) quicker for the implementation to copy to and from
   // (a device's: page-locked, so that its transfers run straight there, beside the caller,
   // rather than through staging memory and a copy) and returns whether it did. The caller

@@ -810,7 +810,12 @@ gvc_cuda_h264_enc_write_recon (GvcCudaH264Enc * self)
     }
   }
   g_free (location);
-  e->encoder.recon_i420 (e->recon);
+  {
+#if GVC_CUDAMV_CUDA
+    GvcCudaContextGuard guard (self->context);  /* the reconstruction may still be on the GPU */
+#endif
+    e->encoder.recon_i420 (e->recon);
+  }
   if (fwrite (e->recon.data (), 1, e->recon.size (), e->recon_file) !=
       e->recon.size () || fflush (e->recon_file) != 0) {
     GST_ELEMENT_ERROR (self, RESOURCE, WRITE,
@@ -880,7 +885,20 @@ gvc_cuda_h264_enc_push_held (GvcCudaH264Enc * self)
 
   if (!e || !e->configured || e->failed)
     return GST_FLOW_OK;
-  e->encoder.drain (out);
+  gvc::Status st;
+  {
+#if GVC_CUDAMV_CUDA
+    GvcCudaContextGuard guard (self->context);  /* its macroblocks may still be on the GPU */
+#endif
+    st = e->encoder.drain (out);
+  }
+  if (!st.ok ()) {
+    GST_ELEMENT_ERROR (self, LIBRARY, ENCODE,
+        ("Encoding the last frame failed: %s.", st.message ().c_str ()),
+        ("%s backend", e->backend->name ()));
+    e->failed = true;
+    return GST_FLOW_ERROR;
+  }
   return out.present ? gvc_cuda_h264_enc_finish_oldest (self, out) : GST_FLOW_OK;
 }
 
@@ -1042,7 +1060,12 @@ gvc_cuda_h264_enc_handle_frame (GstVideoEncoder * enc,
     if (out.present && e->encoder.pipelined ())
       gvc_cuda_h264_enc_finish_oldest (self, out);
     gvc::h264::EncodedFrame dropped;
-    e->encoder.drain (dropped);
+    {
+#if GVC_CUDAMV_CUDA
+      GvcCudaContextGuard guard (self->context);
+#endif
+      (void) e->encoder.drain (dropped);
+    }
     e->failed = true;
     gst_video_encoder_finish_frame (enc, frame);
     return GST_FLOW_ERROR;
@@ -1068,7 +1091,10 @@ gvc_cuda_h264_enc_flush (GstVideoEncoder * enc)
    * frame the pipeline holds is dropped with the base class's pending frames. */
   if (self->engine) {
     gvc::h264::EncodedFrame dropped;
-    self->engine->encoder.drain (dropped);
+#if GVC_CUDAMV_CUDA
+    GvcCudaContextGuard guard (self->context);
+#endif
+    (void) self->engine->encoder.drain (dropped);
     self->engine->rc.cancel_planned ();  /* it will never be sent */
     self->engine->force_idr = true;
   }

@@ -958,6 +958,36 @@ TEST(H264EncGpu, FramesBeforeAFailureAreTheCpus) {
 #endif
 }
 
+// recon-location with the CUDA backend: the reconstruction, still on the GPU when the element
+// writes it (its context pushed), equals the CPU backend's, frame for frame, pipelined or not.
+TEST(H264EncGpu, ReconstructionFileIsTheCpus) {
+#if GVC_TEST_CUDA
+  if (!cuda_device_present()) GTEST_SKIP() << "no CUDA device or driver on this machine";
+  const int w = 176, h = 144, n = 6;
+  std::vector<GstBuffer*> frames = moving_texture(w, h, n);
+  gvc::test::TempDir dir;
+  for (const char* tune : {"", " tune=zerolatency"}) {
+    Bytes recon[2];
+    const char* backends[2] = {"cpu", "cuda"};
+    for (int b = 0; b < 2; b++) {
+      const std::string path = dir.path() + "/recon-" + backends[b] + ".yuv";
+      Encoded enc;
+      encode(std::string("backend=") + backends[b] + " key-int-max=4 qp=20 rate-control=cqp recon-location=" + path +
+                 tune,
+             raw_caps("NV12", w, h), frames, enc);
+      ASSERT_EQ(enc.error, "") << backends[b] << tune;
+      ASSERT_EQ(enc.aus.size(), size_t(n)) << backends[b] << tune;
+      ASSERT_TRUE(gvc::test::read_file(path, recon[b]));
+    }
+    ASSERT_EQ(recon[1].size(), size_t(w) * h * 3 / 2 * n) << "cuda" << tune << ": recon-location holds a wrong number of frames";
+    EXPECT_TRUE(recon[0] == recon[1]) << "cuda" << tune << ": the reconstruction is not the CPU's";
+  }
+  for (GstBuffer* f : frames) gst_buffer_unref(f);
+#else
+  GTEST_SKIP() << "built without CUDA";
+#endif
+}
+
 TEST(H264EncGpu, CudaMemoryReadAtItsOwnPitchWithOrWithoutVideoMeta) {
 #if GVC_TEST_CUDA
   if (!cuda_device_present()) GTEST_SKIP() << "no CUDA device or driver on this machine";

@@ -384,10 +384,10 @@ TEST(EncodePipeline, SameAccessUnitsOneCallLater) {
   }
   EXPECT_FALSE(piped.set_pipelined(false).ok()) << "left the pipeline with a frame held";
   EncodedFrame last;
-  piped.drain(last);
+  ASSERT_TRUE(piped.drain(last).ok());
   ASSERT_TRUE(last.present);
   got.push_back(std::move(last));
-  piped.drain(last);
+  ASSERT_TRUE(piped.drain(last).ok());
   EXPECT_FALSE(last.present) << "drained twice";
   EXPECT_TRUE(piped.set_pipelined(false).ok());
   ASSERT_EQ(got.size(), want.size());
