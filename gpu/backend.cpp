@@ -109,7 +109,7 @@ class CudaMotionSearch final : public MotionSearch {
     out.block_w = bw;
     out.block_h = bh;
     GVC_TRY(state_->enter());
-    cudaStream_t s = state_->stream.get();
+    cudaStream_t s = state_->analysis.get();  // behind the searches that filled `parts`
     const size_t nmb = size_t(parts.mb_cols) * parts.mb_rows;
     const size_t nblk = size_t(cols) * rows;
     const MbPartitions* dparts = parts.data;
@@ -128,7 +128,7 @@ class CudaMotionSearch final : public MotionSearch {
     if (out.loc == MemoryLocation::Host)
       GVC_CUDA_TRY(cudaMemcpyAsync(out.data, dout, nblk * sizeof(MvCost),
                                    cudaMemcpyDeviceToHost, s));
-    return state_->stream.synchronize("block selection");
+    return state_->analysis.synchronize("block selection");
   }
 
  private:
@@ -181,7 +181,10 @@ class CudaH264Reconstructor final : public h264::FrameReconstructor {
   ~CudaH264Reconstructor() override {
     // Free in the context the memory belongs to.
     if (!state_->enter().ok()) return;
-    for (void* p : pinned_) cudaHostUnregister(p);  // a caller that forgot (see pin_host_memory)
+    if (!pinned_.empty()) {  // a caller that forgot (see pin_host_memory): after every copy into them
+      (void)core_.wait_idle(state_->stream.get());
+      for (void* p : pinned_) cudaHostUnregister(p);
+    }
   }
 
   const char* name() const override { return "cuda"; }
@@ -220,7 +223,7 @@ class CudaH264Reconstructor final : public h264::FrameReconstructor {
   PlaneView reference_luma(const h264::RefPicture& ref) override {
     PlaneView v;
     if (state_->enter().ok() && core_.reference_luma(ref.id, ref.pic.width(0), ref.pic.height(0), &v)) return v;
-    return ref.pic.view(0);
+    return ref.search_view();  // as the CPU's (run() fills search_luma on both)
   }
 
   Status finish() override {
@@ -228,8 +231,9 @@ class CudaH264Reconstructor final : public h264::FrameReconstructor {
     return core_.finish();
   }
 
-  // The reference is kept on the device, where the motion search reads it behind the loop
-  // filter on the same stream; decide()'s preparation completes the host copies.
+  // The reference is kept on the device, where the motion search (on the analysis stream)
+  // reads its luma before the loop filter once run() has made it (search_ready_); decide()'s
+  // preparation completes the host copies.
   Status finish_for_analysis() override {
     GVC_TRY(state_->enter());
     return core_.finish_on_device();
@@ -265,10 +269,9 @@ class CudaH264Reconstructor final : public h264::FrameReconstructor {
   void unpin_host_memory(void* p) override {
     for (size_t i = 0; i < pinned_.size(); i++) {
       if (pinned_[i] != p) continue;
-      if (state_->enter().ok()) {
-        (void)core_.wait_idle(state_->stream.get());
-        cudaHostUnregister(p);
-      }
+      if (!state_->enter().ok()) return;  // kept: the destructor tries again
+      (void)core_.wait_idle(state_->stream.get());
+      cudaHostUnregister(p);
       pinned_.erase(pinned_.begin() + ptrdiff_t(i));
       return;
     }
@@ -322,12 +325,14 @@ class CudaBackend final : public Backend {
       kind = src_loc == MemoryLocation::Host ? cudaMemcpyHostToHost : cudaMemcpyDeviceToHost;
     else
       kind = src_loc == MemoryLocation::Host ? cudaMemcpyHostToDevice : cudaMemcpyDeviceToDevice;
+    GVC_TRY(state_->analysis.synchronize("motion search"));  // results it may copy (queue_only)
     GVC_CUDA_TRY(cudaMemcpyAsync(dst, src, bytes, kind, state_->stream.get()));
     return state_->stream.synchronize("copy");
   }
 
   Status synchronize() override {
     GVC_TRY(state_->enter());
+    GVC_TRY(state_->analysis.synchronize("motion search"));
     return state_->stream.synchronize("synchronize");
   }
 

@@ -543,14 +543,12 @@ H264ReconCore::RefEntry* H264ReconCore::held_entry(uint64_t id) {
 }
 
 Status H264ReconCore::upload_source(const h264::Picture& src, cudaStream_t s, PlaneView out[3]) {
-  // Through pinned memory (src_staging_, this function's alone: its last copies were waited
-  // for in the last frame's analysis). The copies queue behind the last frame's loop filter
-  // and half-pel planes, which do not read the source (its downloads are on aux_).
-  // Page-locked planes go up as they are (the caller rewrites them only after the next
-  // decision, which waits for s). On the source's own stream, not behind the loop filter on s,
-  // but behind the last run()'s kernels that read the source (src_read_): s and the motion
-  // search's stream wait for the copies.
-  GVC_TRY(complete_source());
+  // Through pinned memory (src_staging_), or straight from page-locked planes (the caller
+  // rewrites them only after the next decision, which waits for s). On the source's own
+  // stream, not behind the loop filter on s, but behind the last run()'s kernels that read the
+  // source (src_read_): s and the motion search's stream wait for the copies. A device
+  // frame's download still pending (its frame never decided) is dropped: `src` is this one.
+  GVC_TRY(complete_source(false));
   GVC_TRY(src_stream_.create());
   const cudaStream_t own = src_stream_.get();
   GVC_TRY(src_read_.wait_on(own));
@@ -588,8 +586,9 @@ Status H264ReconCore::load_device_source(const h264::FrameIn& in, int width, int
   // On a stream of its own, so that neither the copy nor its download queue behind the last
   // frame's loop filter on `s` (which does not read the source), only behind the last run()'s
   // kernels that do (src_read_); `s` then waits for the copy, and the decision for the
-  // download (complete_source()), which meanwhile runs beside the analysis.
-  GVC_TRY(complete_source());
+  // download (complete_source()), which meanwhile runs beside the analysis. One still
+  // pending (its frame never decided) is dropped.
+  GVC_TRY(complete_source(false));
   GVC_TRY(src_stream_.create());
   const cudaStream_t own = src_stream_.get();
   GVC_TRY(src_read_.wait_on(own));
@@ -630,13 +629,13 @@ Status H264ReconCore::load_device_source(const h264::FrameIn& in, int width, int
   return {};
 }
 
-Status H264ReconCore::complete_source() {
+Status H264ReconCore::complete_source(bool copy) {
   if (!src_down_) return {};
   src_down_ = false;
   const std::vector<StagedCopy> copies = std::move(src_pending_);
   src_pending_.clear();
   GVC_TRY(src_ready_.synchronize("source download"));
-  copy_from_staging(src_staging_.get<uint8_t>(), copies);
+  if (copy) copy_from_staging(src_staging_.get<uint8_t>(), copies);
   return {};
 }
 
@@ -666,8 +665,11 @@ Status H264ReconCore::wait_idle(cudaStream_t s) {
   Status fin = finish();  // the last run()'s copies (on aux_)
   Status own = src_stream_.get() ? src_stream_.synchronize("source copy") : Status();
   Status search = analysis_ ? check(cudaStreamSynchronize(analysis_), "cudaStreamSynchronize") : Status();
+  // copies queued before a failure left them untracked (finish() and drop_rows() skip them)
+  Status down = aux_.get() ? aux_.synchronize("reconstruction downloads") : Status();
+  Status rows = rows_.get() ? rows_.synchronize("reconstruction levels") : Status();
   Status all = check(cudaStreamSynchronize(s), "cudaStreamSynchronize");
-  for (const Status* x : {&st, &src, &fin, &own, &search})
+  for (const Status* x : {&st, &src, &fin, &own, &search, &down, &rows})
     if (!x->ok()) return *x;
   return all;
 }
@@ -793,6 +795,9 @@ H264ReconCore::~H264ReconCore() {
   drop_rows();
   if (src_down_) (void)src_ready_.synchronize("source download");  // into src_staging_ (or the caller's planes)
   if (analysis_) cudaStreamSynchronize(analysis_);  // a motion search queued on it writes me_
+  // copies a failure left untracked, into staging or the caller's page-locked memory
+  if (aux_.get()) (void)aux_.synchronize("reconstruction downloads");
+  if (rows_.get()) (void)rows_.synchronize("reconstruction levels");
   for (cudaEvent_t& e : marks_)
     if (e) cudaEventDestroy(e);
 }
@@ -963,6 +968,13 @@ Status H264ReconCore::run(const h264::ReconJob& job, cudaStream_t s) {
     if (!e) return Status::error("the reconstruction's half-pel planes are not on the device");
     const h264::LumaRefView v = job.rec_luma->view();
     for (int p = 0; p < 4; p++) stage(job.rec_luma->data(p), e->luma[p].get(), size_t(v.w) * size_t(v.h));
+    // the luma before the loop filter, as the CPU's run() leaves it (RefPicture::search_luma)
+    if (job.rec_search && job.deblock) {
+      job.rec_search->resize(job.rec->plane[0].size());
+      stage(job.rec_search->data(), e->search.get(), job.rec_search->size());
+    } else if (job.rec_search) {
+      job.rec_search->clear();
+    }
   }
   GVC_TRY(staging_.reserve(staged));
   // The downloads on a stream of their own, so that the next frame's analysis on `s` (which
@@ -1043,6 +1055,7 @@ Status H264ReconCore::finish_on_device() {
 
 Status H264ReconCore::finish() {
   GVC_TRY(wait_rows(rows_height_));
+  GVC_TRY(complete_source());
   if (pending_.empty()) return {};
   const std::vector<StagedCopy> copies = std::move(pending_);
   pending_.clear();

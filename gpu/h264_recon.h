@@ -48,9 +48,9 @@ class H264ReconCore {
   // Whether rows of the last run() are still to come (wait_rows()).
   bool rows_later() const { return bands_copied_ < bands_; }
   // The rest of the last run(): its loop filter, reference planes and the downloads of
-  // job.rec and job.rec_luma go on after run() returns (with job.mbs complete); waits for them
-  // and fills those destinations, which must stay where they were. No-op when nothing is
-  // pending.
+  // job.rec, job.rec_luma and job.rec_search go on after run() returns (job.mbs too, by rows or
+  // with job.mbs_later); waits for them and fills those destinations, which must stay where
+  // they were; completes load_device_source()'s host copy too. No-op when nothing is pending.
   Status finish();
   // What work queued after it on run()'s stream needs of the last run(): the reconstruction
   // kept on the device as a reference (reference_luma()) is made on that stream before it, so
@@ -124,8 +124,9 @@ class H264ReconCore {
   // behind the intra wavefront's progress (job.mbs_by_rows, intra_progress given), or one band
   // of the whole frame behind the reconstruction's kernels (intra_progress null).
   Status download_rows(const h264::ReconJob& job, const unsigned* intra_progress, bool direct);
-  // Waits for load_device_source()'s download of the host copy and completes it.
-  Status complete_source();
+  // Waits for load_device_source()'s download of the host copy and completes it (copy false:
+  // drops it).
+  Status complete_source(bool copy = true);
   // Waits for the bands still queued and forgets them, copying nothing (after a failure).
   void drop_rows();
 

@@ -49,10 +49,11 @@ struct MeParams {
   // or (predictors_loc Device) in the device memory of a backend that takes it there.
   const MvCost* predictors = nullptr;
   MemoryLocation predictors_loc = MemoryLocation::Host;
-  // With `out` in device memory: return once the search is queued on the backend's stream
-  // rather than done (the same backend's later work follows it there, and a failure on the
-  // device shows in that work's status); `predictors` must then stay as they are until that
-  // work has been waited for. Backends without a stream ignore it.
+  // With `out` in device memory: return once the search is queued rather than done. Only
+  // what waits for it sees the results: the backend's select_blocks(), copy() and
+  // synchronize(), and the decision of its H.264 reconstructor (whose stream it orders behind
+  // the search); a failure on the device shows in their status. `predictors` must stay as
+  // they are until then. Backends without a stream ignore it.
   bool queue_only = false;
 };
 

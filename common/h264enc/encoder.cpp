@@ -38,7 +38,11 @@ Status Encoder::init(const EncoderParams& p, Backend* backend) {
   if (p.slices < 1 || p.slices > ((p.width + 15) / 16) * ((p.height + 15) / 16))
     return Status::error("slices must be between 1 and the number of macroblocks");
   entropy_.wait_idle();  // its job reads what follows
-  unpin_buffers();      // before anything below moves (after every copy into it)
+  // The last reconstructor's copies into what follows are completed, and it goes (a new one
+  // comes below), before anything moves.
+  if (recon_) (void)recon_->finish();
+  unpin_buffers();
+  recon_.reset();
   pending_ = EncodedFrame();
   held_ = Held();
   params_ = p;
@@ -127,6 +131,7 @@ void Encoder::pin_picture() {
   for (auto& plane : rec_.plane) pin_once(plane.data(), plane.size());
   const LumaRefView v = rec_luma_.view();
   for (int p = 0; p < 4; p++) pin_once(rec_luma_.data(p), size_t(v.w) * size_t(v.h));
+  if (!rec_search_.empty()) pin_once(rec_search_.data(), rec_search_.size());
 }
 
 void Encoder::unpin_buffers() {
@@ -165,9 +170,9 @@ void Encoder::load_source(const FrameIn& in) {
 // only known during coding, in decoding order, so each macroblock's predictor here is
 // approximated as seed 002 does with vectors from an earlier pass (me_predictor.h: the
 // median of the previous frame's final vectors of the co-located neighbours); the decision
-// re-costs the candidates with the exact predictor. A device backend computes the predictors where the last frame's macroblocks are
-// (FrameReconstructor::me_predictors); here they are computed by rows on the kept threads (the
-// macroblocks have just come down from the device, out of every cache).
+// re-costs the candidates with the exact predictor. A device backend computes the predictors
+// where the last frame's macroblocks are (FrameReconstructor::me_predictors); else they are
+// computed here, by rows on the kept threads.
 Status Encoder::motion_search(int num_refs, const PlaneView& src_luma) {
   MeParams mp;
   if (const MvCost* there = recon_->me_predictors(mb_width_, mb_height_)) {
@@ -290,7 +295,15 @@ double cpu_ms_since(double& t, bool on) {
 }  // namespace
 
 Status Encoder::encode(const FrameIn& in, bool force_idr, EncodedFrame& out) {
-  if (mb_width_ == 0) return Status::error("encoder used before init");
+  if (mb_width_ == 0 || !me_ || !recon_) return Status::error("encoder used before a successful init");
+  const Status st = encode_frame(in, force_idr, out);
+  // A failure part-way may leave the reconstructor's copies queued (a device frame's still
+  // read, its host copy still coming into src_): completed before the caller lets the frame go.
+  if (!st.ok()) (void)recon_->finish();
+  return st;
+}
+
+Status Encoder::encode_frame(const FrameIn& in, bool force_idr, EncodedFrame& out) {
   auto clock = std::chrono::steady_clock::now();
   double cpu = 0;
   cpu_ms_since(cpu, cpu_times_);
@@ -298,7 +311,8 @@ Status Encoder::encode(const FrameIn& in, bool force_idr, EncodedFrame& out) {
   EncodedFrame& cur = pipelined_ ? frame_ : out;
   cur = EncodedFrame();
   // The source first: copied and (on a device) queued for upload while the GPU still filters
-  // the last frame (the upload follows the filter on the device's stream).
+  // the last frame (on a stream of its own, behind the last frame's kernels that read the
+  // source, not behind the filter).
   PlaneView src_view[3];
   if (in.loc == MemoryLocation::Host) {
     load_source(in);
@@ -424,7 +438,9 @@ Status Encoder::encode(const FrameIn& in, bool force_idr, EncodedFrame& out) {
   job.rec_id = next_pic_id_;
   job.rec_luma = &rec_luma_;
   job.rec_search = &rec_search_;
-  rec_luma_.alloc(rec_.width(0), rec_.height(0));  // sized here, so that what is pinned stays put
+  // sized here, so that what is pinned stays put
+  rec_luma_.alloc(rec_.width(0), rec_.height(0));
+  if (params_.deblock.enabled) rec_search_.resize(rec_.plane[0].size());
   pin_picture();
   job.mbs = mbs_.data();
   job.mb_width = mb_width_;
@@ -498,6 +514,9 @@ Status Encoder::encode(const FrameIn& in, bool force_idr, EncodedFrame& out) {
   frame_ = EncodedFrame();
   std::swap(mbs_, coded_mbs_);
   held_ = Held{true, sh, num_refs};
+  // Macroblocks complete already (the CPU's): their coding starts now, beside the next
+  // frame's analysis, as before there was anything to wait for.
+  if (!recon_->rows_later()) return start_held_entropy();
   return Status();
 }
 

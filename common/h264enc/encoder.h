@@ -80,10 +80,10 @@ class Encoder {
   // pipelined, the previous frame's (none after the first frame, out.present false).
   Status encode(const FrameIn& in, bool force_idr, EncodedFrame& out);
   // Seed 003's frame-level pipeline: when on, encode() returns once the frame is
-  // reconstructed, without waiting for its macroblocks to come down from a device; the next
-  // encode() hands them to a thread of the encoder's own once its own analysis is under way,
-  // which codes them while that frame is analysed and decided; each access unit then comes
-  // out of the next encode() or drain(). Same bits either way. Off by default (no frame held
+  // reconstructed, without waiting for its macroblocks to come down from a device; a thread of
+  // the encoder's own codes them while the next frame is analysed and decided (on a device,
+  // handed over by the next encode() once its analysis is queued; on the CPU, at once); each
+  // access unit then comes out of the next encode() or drain(). Same bits either way. Off by default (no frame held
   // back: tune=zerolatency). Fails while an access unit is held (drain() first).
   Status set_pipelined(bool on);
   bool pipelined() const { return pipelined_; }
@@ -115,6 +115,7 @@ class Encoder {
 
  private:
   void load_source(const FrameIn& in);
+  Status encode_frame(const FrameIn& in, bool force_idr, EncodedFrame& out);  // encode()'s work
   // The host buffers the reconstructor copies to and from every frame, pinned by it
   // (FrameReconstructor::pin_host_memory) after init() made them, unpinned before they move.
   void pin_buffers();

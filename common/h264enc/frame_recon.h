@@ -142,19 +142,21 @@ class FrameReconstructor {
   };
   virtual RunTimes last_run_times() const { return {}; }
   // Codes and reconstructs job's macroblocks: job.mbs are complete on return (with
-  // job.mbs_by_rows: after wait_rows()); job.rec and job.rec_luma may be written later, until
-  // finish() (the GPU's loop filter runs meanwhile), and must stay where they are until then.
+  // job.mbs_by_rows or job.mbs_later: after wait_rows()); job.rec, job.rec_luma and
+  // job.rec_search may be written later, until finish() (the GPU's loop filter runs
+  // meanwhile), and must stay where they are until then.
   virtual Status run(const ReconJob& job) = 0;
-  // For a run() with job.mbs_by_rows: returns once rows [0, rows) of its job.mbs are complete.
-  // Called on the thread that called run() (a device's context current); all rows are
-  // complete, at the latest, by the next decide(), run() or finish().
+  // For a run() with job.mbs_by_rows or job.mbs_later: returns once rows [0, rows) of its
+  // job.mbs are complete. Called on the thread that called run() (a device's context current);
+  // all rows are complete, at the latest, by the next decide(), run() or finish().
   virtual Status wait_rows(int rows) {
     (void)rows;
     return Status();
   }
-  // Whether the last run() returned before its job.mbs were complete (job.mbs_by_rows taken up).
+  // Whether the last run() returned before its job.mbs were complete (job.mbs_by_rows taken
+  // up, or job.mbs_later).
   virtual bool rows_later() const { return false; }
-  // Completes the last run() (nothing to do for the CPU's).
+  // Completes the last run() and load_device_source() (nothing to do for the CPU's).
   virtual Status finish() { return Status(); }
   // The motion search's predictors of the next frame (me_predictor.h over the last run()'s
   // macroblocks, mb_width x mb_height), computed where those are: a device's, in its memory,
