@@ -196,8 +196,8 @@ Status Encoder::motion_search(int num_refs, const PlaneView& src_luma) {
       field = MbPartitionField{there, mb_width_, mb_height_, MemoryLocation::Device};
     else
       field = MbPartitionField{me_parts_[size_t(r)].data(), mb_width_, mb_height_, MemoryLocation::Host};
-    // Results on the device: decide() reads them there, behind the search on the backend's
-    // stream, and waits for both; me_pred_ stays until then.
+    // Results on the device: the search is only queued; decide() reads them there once its
+    // stream has waited for it (me_pred_, on the host path, stays as it is until then).
     mp.queue_only = field.loc == MemoryLocation::Device;
     Status st = me_->run(src_luma, recon_->reference_luma(dpb_[size_t(r)]), mp, field);
     if (!st.ok()) return Status::error("motion search failed: " + st.message());
