@@ -691,13 +691,44 @@ Status H264ReconCore::prepare_decision(const h264::DecideJob& job, cudaStream_t 
                                        const h264::MbSatdRef** satd, MbPartitionField me_host[4]) {
   *intra = nullptr;
   *satd = nullptr;
-  GVC_TRY(wait_rows(rows_height_));  // the last run()'s rows read mbs_, which this writes
-  if (analysis_ && analysis_ != s) {  // the motion search's results and its reads of src_
+  GVC_TRY(wait_rows(rows_height_));  // the last run()'s rows read mbs_, which run() writes next
+  const int mb_count = job.mb_width * job.mb_height;
+  if (job.num_refs < 0 || job.num_refs > 4) return Status::error("at most 4 reference pictures");
+  h264::MbAnalysis a = job.analysis;
+  for (int p = 0; p < 3; p++) {
+    if (!job.src_on_device) GVC_TRY(copy_plane_up(src_[p], job.src->plane[p], s));
+    a.src.plane[p] = src_[p].get<uint8_t>();
+    a.src.stride[p] = job.src->stride[p];
+    a.src.width[p] = job.src->width(p);
+    a.src.height[p] = job.src->height(p);
+  }
+  a.num_refs = job.num_refs;  // the intra search reads only whether it is a P slice
+  a.map = h264::MbMap{nullptr, job.mb_width, job.mb_height, 0};
+  // The intra search reads no reference: on the motion search's stream, beside the last
+  // frame's loop filter (its stand-ins in a buffer of their own), where the source is on the
+  // device already; s then waits for both.
+  const cudaStream_t ip = analysis_ && job.src_on_device ? analysis_ : s;
+  GVC_TRY(slice_of_mb_.reserve(size_t(mb_count) * sizeof(uint16_t)));
+  GVC_CUDA_TRY(cudaMemcpyAsync(slice_of_mb_.get(), job.slice_of_mb, size_t(mb_count) * sizeof(uint16_t),
+                               cudaMemcpyHostToDevice, ip));
+  const IntraMbCandidates* cand = nullptr;
+  if (job.intra_cand) {
+    const size_t bytes = size_t(mb_count) * sizeof(IntraMbCandidates);
+    GVC_TRY(intra_cand_.reserve(bytes));
+    GVC_CUDA_TRY(cudaMemcpyAsync(intra_cand_.get(), job.intra_cand, bytes, cudaMemcpyHostToDevice, ip));
+    cand = intra_cand_.get<IntraMbCandidates>();
+  }
+  const size_t prep_bytes = size_t(mb_count) * sizeof(h264::MbIntraPrep);
+  GVC_TRY(intra_prep_.reserve(prep_bytes));
+  GVC_TRY(intra_prep_host_.reserve(prep_bytes));
+  GVC_TRY(stand_ins_.reserve(size_t(mb_count) * sizeof(Macroblock)));
+  GVC_TRY(launch_intra_prep(a, slice_of_mb_.get<uint16_t>(), stand_ins_.get<Macroblock>(), cand,
+                            intra_prep_.get<h264::MbIntraPrep>(), ip));
+  GVC_CUDA_TRY(cudaMemcpyAsync(intra_prep_host_.get(), intra_prep_.get(), prep_bytes, cudaMemcpyDeviceToHost, ip));
+  if (analysis_ && analysis_ != s) {  // the motion search's results, its reads of src_, the intra search
     GVC_TRY(analysis_done_.record(analysis_));
     GVC_TRY(analysis_done_.wait_on(s));
   }
-  const int mb_count = job.mb_width * job.mb_height;
-  if (job.num_refs < 0 || job.num_refs > 4) return Status::error("at most 4 reference pictures");
   // Motion-search results left on the device go down for the wavefront on a stream of their
   // own, beside the preparation's kernels.
   const size_t me_bytes = size_t(mb_count) * sizeof(MbPartitions);
@@ -718,36 +749,6 @@ Status H264ReconCore::prepare_decision(const h264::DecideJob& job, cudaStream_t 
                   job.me[r].mb_cols, job.me[r].mb_rows, MemoryLocation::Host};
   }
   if (me_down) GVC_TRY(me_on_host_.record(aux_.get()));
-  h264::MbAnalysis a = job.analysis;
-  for (int p = 0; p < 3; p++) {
-    if (!job.src_on_device) GVC_TRY(copy_plane_up(src_[p], job.src->plane[p], s));
-    a.src.plane[p] = src_[p].get<uint8_t>();
-    a.src.stride[p] = job.src->stride[p];
-    a.src.width[p] = job.src->width(p);
-    a.src.height[p] = job.src->height(p);
-  }
-  a.num_refs = job.num_refs;  // the intra search reads only whether it is a P slice
-  a.map = h264::MbMap{nullptr, job.mb_width, job.mb_height, 0};
-  const size_t mb_bytes = size_t(mb_count) * sizeof(Macroblock);
-  const size_t held = mbs_.size();
-  GVC_TRY(mbs_.reserve(mb_bytes));
-  if (mbs_.size() != held) GVC_CUDA_TRY(cudaMemsetAsync(mbs_.get(), 0, mbs_.size(), s));
-  GVC_TRY(slice_of_mb_.reserve(size_t(mb_count) * sizeof(uint16_t)));
-  GVC_CUDA_TRY(cudaMemcpyAsync(slice_of_mb_.get(), job.slice_of_mb, size_t(mb_count) * sizeof(uint16_t),
-                               cudaMemcpyHostToDevice, s));
-  const IntraMbCandidates* cand = nullptr;
-  if (job.intra_cand) {
-    const size_t bytes = size_t(mb_count) * sizeof(IntraMbCandidates);
-    GVC_TRY(intra_cand_.reserve(bytes));
-    GVC_CUDA_TRY(cudaMemcpyAsync(intra_cand_.get(), job.intra_cand, bytes, cudaMemcpyHostToDevice, s));
-    cand = intra_cand_.get<IntraMbCandidates>();
-  }
-  const size_t prep_bytes = size_t(mb_count) * sizeof(h264::MbIntraPrep);
-  GVC_TRY(intra_prep_.reserve(prep_bytes));
-  GVC_TRY(intra_prep_host_.reserve(prep_bytes));
-  GVC_TRY(launch_intra_prep(a, slice_of_mb_.get<uint16_t>(), mbs_.get<Macroblock>(), cand,
-                            intra_prep_.get<h264::MbIntraPrep>(), s));
-  GVC_CUDA_TRY(cudaMemcpyAsync(intra_prep_host_.get(), intra_prep_.get(), prep_bytes, cudaMemcpyDeviceToHost, s));
 
   // The SATD caches, from the references the device holds (all of them, normally: each
   // reconstruction is kept) and the ME core's results.

@@ -132,7 +132,8 @@ class H264ReconCore {
 
   std::vector<RefEntry> refs_ = std::vector<RefEntry>(5);
   uint64_t uses_ = 0;
-  DeviceBuffer src_[3], rec_[3], mbs_;  // mbs_ also holds prepare_intra's stand-ins
+  DeviceBuffer src_[3], rec_[3], mbs_;
+  DeviceBuffer stand_ins_;  // prepare_intra's stand-in neighbours (prepare_decision)
   DeviceBuffer progress_;  // per macroblock row: the intra and loop-filter wavefronts' progress
   DeviceBuffer edges_;     // per macroblock: the loop filter's MbEdges
   DeviceBuffer slice_of_mb_, intra_cand_, intra_prep_, me_[4], satd_;
