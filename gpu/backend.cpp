@@ -204,7 +204,10 @@ class CudaH264Reconstructor final : public h264::FrameReconstructor {
     GVC_TRY(core_.prepare_decision(job, state_->stream.get(), &j.intra_prep, &j.satd, me_host_));
     if (job.me) j.me = me_host_;  // the wavefront reads host copies
     prepare_ms_ = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-    return cpu_->decide(j);
+    GVC_TRY(core_.decision_staging(job.mb_width * job.mb_height, &j.packed));  // packed by the wavefront
+    GVC_TRY(cpu_->decide(j));
+    core_.decisions_packed(job.mbs, job.mb_width * job.mb_height);
+    return Status();
   }
   double last_prepare_ms() const override { return prepare_ms_; }
   RunTimes last_run_times() const override { return core_.last_run_times(); }

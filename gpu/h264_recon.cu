@@ -644,6 +644,13 @@ __global__ void me_predictors_kernel(const Macroblock* mbs, int mb_width, int mb
   if (i < mb_count) out[i] = h264::me_predictor(mbs, mb_width, i % mb_width, i / mb_width);
 }
 
+Status H264ReconCore::decision_staging(int mb_count, uint8_t** out) {
+  packed_mbs_ = nullptr;
+  GVC_TRY(decisions_host_.reserve(size_t(mb_count) * h264::kDecisionBytes));
+  *out = decisions_host_.get<uint8_t>();
+  return {};
+}
+
 const MvCost* H264ReconCore::me_predictors(int mb_width, int mb_height, cudaStream_t s) {
   const int mb_count = mb_width * mb_height;
   const size_t bytes = size_t(mb_count) * sizeof(Macroblock);
@@ -852,13 +859,19 @@ Status H264ReconCore::run(const h264::ReconJob& job, cudaStream_t s) {
   const size_t decision_bytes = size_t(mb_count) * h264::kDecisionBytes;
   GVC_TRY(decisions_host_.reserve(decision_bytes));
   GVC_TRY(decisions_.reserve(decision_bytes));
-  // packed on several threads, which count the intra macroblocks on the way
+  // Packed on several threads, which count the intra macroblocks on the way, unless the
+  // decision packed them as it made them (decision_staging()).
+  const bool packed = packed_mbs_ == job.mbs && packed_count_ == mb_count;
+  packed_mbs_ = nullptr;
   int intra_counts[8] = {};
   parallel_for(8, [&](int t) {
     int n = 0;
     for (int i = mb_count * t / 8; i < mb_count * (t + 1) / 8; i++) {
-      std::memcpy(decisions_host_.get<uint8_t>() + size_t(i) * h264::kDecisionBytes, &job.mbs[i], h264::kDecisionBytes);
-      n += h264::is_intra(job.mbs[i].type);
+      uint8_t* d = decisions_host_.get<uint8_t>() + size_t(i) * h264::kDecisionBytes;
+      if (!packed) std::memcpy(d, &job.mbs[i], h264::kDecisionBytes);
+      h264::MbType type;
+      std::memcpy(&type, d + offsetof(Macroblock, type), sizeof type);
+      n += h264::is_intra(type);
     }
     intra_counts[t] = n;
   });

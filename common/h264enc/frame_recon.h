@@ -81,6 +81,9 @@ struct DecideJob {
   const MbSatdRef* satd = nullptr;
   Macroblock* mbs = nullptr;                        // out: the decisions
   int mb_width = 0, mb_height = 0;
+  // out, optional: each macroblock's decision (its first kDecisionBytes) also here, packed in
+  // raster order, written as it is decided (what a device's run() uploads).
+  uint8_t* packed = nullptr;
 };
 
 // job.analysis with the frame's planes, references and ME results set (host pointers); map,

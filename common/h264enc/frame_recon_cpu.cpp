@@ -1,6 +1,7 @@
 // frame_recon_cpu.cpp: the CPU decision (a wavefront on all cores) and reconstruction stages: recon_mb.h in raster order, then the loop filter
 #include <algorithm>
 #include <atomic>
+#include <cstring>
 #include <vector>
 
 #include "common/h264enc/decide_mb.h"
@@ -44,6 +45,7 @@ class CpuReconstructor final : public FrameReconstructor {
           t.satd = job.satd && job.num_refs ? &job.satd[size_t(addr) * size_t(job.num_refs)] : nullptr;
           decide_mb(t, job.mbs[addr], job.intra_prep ? &job.intra_prep[addr] : nullptr);
           finish_mb_syntax(t.map, mx, my, job.mbs[addr]);
+          if (job.packed) std::memcpy(job.packed + size_t(addr) * kDecisionBytes, &job.mbs[addr], kDecisionBytes);
           row_done[size_t(my)].v.set(mx + 1);
         }
       }
