@@ -10,6 +10,7 @@
 #include "common/dsp/me.h"
 #include "common/h264enc/encoder.h"
 #include "common/h264enc/frame_recon.h"
+#include "tests/h264/cpu_backend_with.h"
 #include "tools/pan_frame.h"
 
 namespace gvc::h264 {
@@ -74,31 +75,12 @@ class RecordingSearch final : public MotionSearch {
   std::unique_ptr<MotionSearch> inner_ = make_cpu_motion_search();
 };
 
-class WatchingBackend final : public Backend {
- public:
-  explicit WatchingBackend(Seen& seen) : seen_(seen) {}
-  const char* name() const override { return "cpu"; }
-  MemoryLocation location() const override { return MemoryLocation::Host; }
-  std::unique_ptr<MotionSearch> motion_search() override { return std::make_unique<RecordingSearch>(seen_); }
-  std::unique_ptr<IntraPrune> intra_prune() override { return cpu_->intra_prune(); }
-  std::unique_ptr<FrameReconstructor> h264_reconstructor() override { return std::make_unique<Watching>(seen_); }
-  void* allocate(size_t bytes) override { return cpu_->allocate(bytes); }
-  void release(void* p) override { cpu_->release(p); }
-  Status copy(void* dst, MemoryLocation dl, const void* src, MemoryLocation sl, size_t bytes) override {
-    return cpu_->copy(dst, dl, src, sl, bytes);
-  }
-  Status synchronize() override { return cpu_->synchronize(); }
-
- private:
-  Seen& seen_;
-  std::unique_ptr<Backend> cpu_ = make_cpu_backend();
-};
-
 // A picture with edges and texture: the loop filter changes samples at QP 36.
 uint8_t texture(int x, int y) { return uint8_t((x * 7 + y * 13 + ((x / 9) ^ (y / 5)) * 37) & 255); }
 
 void encode(bool deblock, Seen& seen) {
-  WatchingBackend backend(seen);
+  CpuBackendWith backend([&] { return std::make_unique<Watching>(seen); },
+                         [&] { return std::make_unique<RecordingSearch>(seen); });
   EncoderParams p;
   p.width = 96;
   p.height = 64;
