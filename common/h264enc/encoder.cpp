@@ -111,19 +111,17 @@ void Encoder::pin_buffers() {
   auto pin = [&](void* p, size_t bytes) {
     if (recon_->pin_host_memory(p, bytes)) pinned_.push_back(p);
   };
-  pinning_ = false;
   // the decisions and the levels, down every frame
   pin(mbs_.data(), mbs_.size() * sizeof(Macroblock));
   pin(coded_mbs_.data(), coded_mbs_.size() * sizeof(Macroblock));
   for (auto& plane : src_.plane) pin(plane.data(), plane.size());  // up, or down from a device frame
-  pin(me_pred_.data(), me_pred_.size() * sizeof(MvCost));          // up, beside the last frame's work
+  pin(me_pred_.data(), me_pred_.size() * sizeof(MvCost));          // up, when computed here (motion_search)
   pin(slice_of_mb_.data(), slice_of_mb_.size() * sizeof(uint16_t));
   if (!intra_cand_.empty()) pin(intra_cand_.data(), intra_cand_.size() * sizeof(IntraMbCandidates));
-  pinning_ = !pinned_.empty();
 }
 
 void Encoder::pin_picture() {
-  if (!pinning_) return;
+  if (pinned_.empty()) return;  // recon_ does not pin (pin_buffers() found none)
   auto pin_once = [&](void* p, size_t bytes) {
     if (std::find(pinned_.begin(), pinned_.end(), p) == pinned_.end() && recon_->pin_host_memory(p, bytes))
       pinned_.push_back(p);

@@ -165,7 +165,6 @@ class Encoder {
   int idr_pic_id_ = 0;
   bool cpu_times_ = false;  // set_cpu_times
   std::vector<void*> pinned_;  // pin_buffers(), pin_picture(): what recon_ pinned
-  bool pinning_ = false;       // recon_ pins (pin_buffers() found it did)
   bool pipelined_ = false;
   EncodedFrame frame_;    // pipelined: the frame being encoded, until its entropy coding starts
   // Pipelined: the last frame, whose macroblocks (coded_mbs_) may still be coming down and
