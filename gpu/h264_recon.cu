@@ -8,6 +8,7 @@
 #include "common/h264enc/me_predictor.h"
 #include "common/h264enc/recon_mb.h"
 #include "common/util/parallel.h"
+#include "gpu/h264_deblock.h"
 #include "gpu/h264_decide_prep.h"
 #include "gpu/halfpel.h"
 #include "gpu/sync.cuh"
@@ -290,145 +291,6 @@ __global__ void spread_decisions(const uint32_t* packed, Macroblock* mbs, int mb
   const int t = blockIdx.x * blockDim.x + threadIdx.x;
   if (t >= mb_count * kWords) return;
   reinterpret_cast<uint32_t*>(&mbs[t / kWords])[t % kWords] = packed[t];
-}
-
-// Every macroblock's MbEdges (the bS and QPs its filter reads), one thread each.
-__global__ void gather_edges(const Macroblock* mbs, int mb_width, int mb_height, h264::DeblockParams p,
-                             h264::MbEdges* out) {
-  const int i = blockIdx.x * blockDim.x + threadIdx.x;
-  if (i >= mb_width * mb_height) return;
-  h264::MbEdges e;
-  h264::mb_edges(h264::MbMap{mbs, mb_width, mb_height, -1}, i % mb_width, i / mb_width, p, e);
-  out[i] = e;
-}
-
-// The loop filter, a warp per macroblock row, each macroblock in two phases that keep the order
-// of the standard's macroblock loop (8.7): its vertical edges, then its horizontal ones. The
-// vertical edges read and write only the macroblock's own rows (and the 4 luma or 2 chroma
-// columns left of it, this warp's), so they wait for nobody; the horizontal edges read the 4
-// (2) rows above, final once row y - 1 has filtered the vertical edges of macroblock x + 1
-// (whose left edge changes the bottom-right samples of the macroblock above): row y - 1
-// publishes progress[y - 1] = k after the vertical edges of macroblock k - 1 (and so the
-// horizontal ones of macroblock k - 2), w + 1 at its end. A row thus runs one macroblock
-// behind the row above, not two as with whole macroblocks (W + H steps instead of W + 2H).
-// Each phase's samples are filtered in shared memory: the macroblock's 20 x 20 luma tile
-// (10 x 10 chroma, both planes) with 4 (2) samples before it, loaded and stored in words
-// (luma) and half-words (chroma), every lane's loads issued before any is used; the lanes
-// filter deblock_mb_line's 32 lines (luma and both chroma planes at once). The row's MbEdges
-// are in shared memory before the first wait.
-// (16 lanes, byte copies and luma then chroma took 7.2 us per macroblock: 2.19 ms at 1080p;
-// whole macroblocks two behind the row above 4.8 us a step: 1.23 ms.)
-constexpr int kDeblockLanes = 32;
-constexpr int kLumaTile = 20, kChromaTile = 10;  // 4 + 16 and 2 + 8 samples a side
-constexpr int kLumaWords = kLumaTile * kLumaTile / 4, kChromaHalves = kChromaTile * kChromaTile / 2;  // 100, 50
-constexpr int kMoves = 3;  // per lane and phase: at most 80 luma words and 80 chroma half-words
-
-// Copies, between the picture and the tiles of macroblock (x, y), luma tile rows [r0, 20) or
-// [0, r1) (whichever the phase gives: rows [row0, row1)) of word columns [col0, 5), and the
-// chroma tile rows [row0 / 2, row1 / 2) of half-word columns [col0, 5) of both planes. Samples
-// before the picture's first row or column are left alone.
-struct TileMove {
-  int row0, row1, col0;
-};
-
-__device__ __forceinline__ void move_tiles(const h264::DeblockPlanes& pic, int x, int y, TileMove m, bool load,
-                                           uint32_t* luma, uint16_t (*chroma)[kChromaHalves], int lane) {
-  const int cols = 5 - m.col0;
-  const int n_luma = (m.row1 - m.row0) * cols, n_chroma = (m.row1 - m.row0) / 2 * cols;  // chroma: per plane
-  uint32_t* lp[kMoves];
-  uint16_t* cp[kMoves];
-  int li[kMoves], ci[kMoves];
-#pragma unroll
-  for (int j = 0; j < kMoves; j++) {
-    const int k = lane + kDeblockLanes * j;
-    lp[j] = nullptr;
-    cp[j] = nullptr;
-    if (k < n_luma) {
-      const int row = m.row0 + k / cols, col = m.col0 + k % cols;
-      li[j] = row * 5 + col;
-      const int gy = 16 * y - 4 + row, gx = 16 * x - 4 + 4 * col;
-      if (gy >= 0 && gx >= 0)
-        lp[j] = reinterpret_cast<uint32_t*>(pic.plane[0] + size_t(gy) * size_t(pic.stride[0]) + size_t(gx));
-    }
-    if (k < 2 * n_chroma) {
-      const int c = k / n_chroma, q = k % n_chroma;
-      const int row = m.row0 / 2 + q / cols, col = m.col0 + q % cols;
-      ci[j] = c * kChromaHalves + row * 5 + col;
-      const int gy = 8 * y - 2 + row, gx = 8 * x - 2 + 2 * col;
-      if (gy >= 0 && gx >= 0)
-        cp[j] = reinterpret_cast<uint16_t*>(pic.plane[1 + c] + size_t(gy) * size_t(pic.stride[1 + c]) + size_t(gx));
-    }
-  }
-  uint16_t* const chroma0 = chroma[0];
-  if (load) {
-    uint32_t lv[kMoves];
-    uint16_t cv[kMoves];
-#pragma unroll
-    for (int j = 0; j < kMoves; j++) {
-      if (lp[j]) lv[j] = *lp[j];
-      if (cp[j]) cv[j] = *cp[j];
-    }
-#pragma unroll
-    for (int j = 0; j < kMoves; j++) {
-      if (lp[j]) luma[li[j]] = lv[j];
-      if (cp[j]) chroma0[ci[j]] = cv[j];
-    }
-  } else {
-#pragma unroll
-    for (int j = 0; j < kMoves; j++) {
-      if (lp[j]) *lp[j] = luma[li[j]];
-      if (cp[j]) *cp[j] = chroma0[ci[j]];
-    }
-  }
-}
-
-__global__ void __launch_bounds__(kDeblockLanes) deblock_rows(h264::DeblockPlanes pic, const h264::MbEdges* edges,
-                                                              int mb_width, int mb_height, h264::DeblockParams p,
-                                                              unsigned* progress) {
-  __shared__ uint32_t luma[kLumaWords];
-  __shared__ uint16_t chroma[2][kChromaHalves];
-  extern __shared__ h264::MbEdges row_edges[];  // mb_width of them
-  const int y = blockIdx.x, lane = threadIdx.x, w = mb_width;
-  {
-    const uint8_t* from = reinterpret_cast<const uint8_t*>(edges + size_t(y) * mb_width);
-    uint8_t* to = reinterpret_cast<uint8_t*>(row_edges);
-    for (int i = lane; i < mb_width * int(sizeof(h264::MbEdges)); i += kDeblockLanes) to[i] = from[i];
-  }
-  h264::DeblockPlanes t;
-  t.plane[0] = reinterpret_cast<uint8_t*>(luma) + 4 * kLumaTile + 4;
-  t.stride[0] = kLumaTile;
-  for (int c = 1; c <= 2; c++) {
-    t.plane[c] = reinterpret_cast<uint8_t*>(chroma[c - 1]) + 2 * kChromaTile + 2;
-    t.stride[c] = kChromaTile;
-  }
-  // the vertical phase: the macroblock's rows, with the columns left of it
-  const TileMove rows{4, kLumaTile, 0};
-  // the horizontal phase: the rows above over the macroblock's columns in, all its columns out
-  const TileMove above{0, 4, 1}, columns{0, kLumaTile, 1};
-  __syncwarp();
-  unsigned seen = 0;  // progress[y - 1] as last acquired
-  // One phase of macroblock x: `in` loaded, the edges of direction `dir` filtered, `out` stored.
-  auto phase = [&](int x, int dir, TileMove in, TileMove out) {
-    move_tiles(pic, x, y, in, true, luma, chroma, lane);
-    __syncwarp();
-    h264::deblock_mb_dir(t, row_edges[x], p, dir, lane, kDeblockLanes);
-    __syncwarp();
-    move_tiles(pic, x, y, out, false, luma, chroma, lane);
-  };
-  for (int x = 0; x < w; x++) {
-    phase(x, 0, rows, rows);
-    __threadfence();
-    __syncwarp();
-    if (lane == 0) store_release(&progress[y], unsigned(x + 1));
-    const unsigned need = unsigned(x + 1 < w ? x + 2 : w + 1);
-    if (y > 0 && seen < need)
-      while ((seen = load_acquire(&progress[y - 1])) < need) __nanosleep(32);
-    phase(x, 1, above, columns);
-    __syncwarp();
-  }
-  __threadfence();
-  __syncwarp();
-  if (lane == 0) store_release(&progress[y], unsigned(w + 1));
 }
 
 // Copies each staged download (at its offset in `staging`) to its destination, the bytes of
@@ -946,21 +808,12 @@ Status H264ReconCore::run(const h264::ReconJob& job, cudaStream_t s) {
   }
   GVC_TRY(analysis_waits_for(s, search_ready_));  // (me_predictors() reads mbs_ too)
   if (job.deblock) {
-    // deblock_rows moves luma in words and chroma in half-words (rec_ is cudaMalloc'd)
-    if (job.rec->stride[0] % 4 || job.rec->stride[1] % 2 || job.rec->stride[2] % 2)
-      return Status::error("the loop filter needs luma strides of whole words and even chroma strides");
     h264::DeblockPlanes dp;
     for (int p = 0; p < 3; p++) {
       dp.plane[p] = f.rec[p];
       dp.stride[p] = f.rec_stride[p];
     }
-    GVC_TRY(edges_.reserve(size_t(mb_count) * sizeof(h264::MbEdges)));
-    gather_edges<<<(mb_count + 127) / 128, 128, 0, s>>>(f.mbs, job.mb_width, job.mb_height, job.deblock_params,
-                                                       edges_.get<h264::MbEdges>());
-    GVC_CUDA_TRY(cudaGetLastError());
-    deblock_rows<<<job.mb_height, kDeblockLanes, size_t(job.mb_width) * sizeof(h264::MbEdges), s>>>(
-        dp, edges_.get<h264::MbEdges>(), job.mb_width, job.mb_height, job.deblock_params, deblock_progress);
-    GVC_CUDA_TRY(cudaGetLastError());
+    GVC_TRY(deblock_frame(dp, f.mbs, job.mb_width, job.mb_height, job.deblock_params, filters_, deblock_progress, s));
   }
   GVC_CUDA_TRY(cudaEventRecord(marks_[5], s));
   if (kept) GVC_TRY(keep_reconstruction(job, *kept, s));

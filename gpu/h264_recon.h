@@ -143,7 +143,7 @@ class H264ReconCore {
   DeviceBuffer src_[3], rec_[3], mbs_;
   DeviceBuffer stand_ins_;  // prepare_intra's stand-in neighbours (prepare_decision)
   DeviceBuffer progress_;  // per macroblock row: the intra and loop-filter wavefronts' progress
-  DeviceBuffer edges_;     // per macroblock: the loop filter's MbEdges
+  DeviceBuffer filters_;   // per macroblock: the loop filter's MbFilters (deblock_frame)
   DeviceBuffer slice_of_mb_, intra_cand_, intra_prep_, me_[4], satd_;
   DeviceBuffer me_pred_;  // me_predictors()
   PinnedBuffer intra_prep_host_, satd_host_, me_staging_, src_staging_;

@@ -2,7 +2,9 @@
 //
 // A producer writes its data, calls __threadfence(), then (one lane, after the warp has
 // synchronised) store_release()s a flag; a consumer that load_acquire()s the flag then sees the
-// data with plain loads (the acquire also keeps them from a stale L1 line). A launch that waits
+// data with plain loads (the acquire also keeps them from a stale L1 line). The release alone
+// is enough (it is cumulative: it orders what the warp's lanes wrote before their __syncwarp),
+// and a consumer may poll with load_relaxed() and then fence_acquire() (h264_deblock.cu). A launch that waits
 // on such flags needs its waited-for blocks resident or finished: they must have lower block
 // indices than the waiters, which the hardware schedules first. A kernel of another stream may
 // wait on them too (h264_recon.cu's wait_rows_done, launched after the producer), and work
@@ -17,6 +19,16 @@ __device__ __forceinline__ unsigned load_acquire(const unsigned* p) {
   asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
   return v;
 }
+
+// A flag's value without ordering (a waiter's polls; fence_acquire() after the one that
+// satisfies it makes it an acquire without invalidating L1 at every poll).
+__device__ __forceinline__ unsigned load_relaxed(const unsigned* p) {
+  unsigned v;
+  asm volatile("ld.relaxed.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
+  return v;
+}
+
+__device__ __forceinline__ void fence_acquire() { asm volatile("fence.acq_rel.gpu;" ::: "memory"); }
 
 __device__ __forceinline__ void store_release(unsigned* p, unsigned v) {
   asm volatile("st.release.gpu.global.u32 [%0], %1;" ::"l"(p), "r"(v) : "memory");

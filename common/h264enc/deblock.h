@@ -1,9 +1,9 @@
 // deblock.h: the in-loop deblocking filter of a reconstructed picture (8.7)
 //
-// deblock_mb is shared by the CPU (deblock_picture, raster order) and CUDA (every macroblock's
-// MbEdges gathered at once, then a wavefront over the picture whose threads filter the lines
-// of an edge of a macroblock: every line across an edge reads and writes only its own samples,
-// so splitting them changes nothing).
+// Shared by the CPU (deblock_picture: deblock_mb in raster order) and CUDA (gpu/h264_deblock.cu:
+// every macroblock's MbFilters gathered at once, then a wavefront over the picture whose lanes
+// filter a macroblock's lines in registers with filter_edge: every line across an edge reads
+// and writes only its own samples, so splitting them changes nothing).
 #pragma once
 
 #include "common/h264enc/macroblock.h"
@@ -11,12 +11,6 @@
 #include "common/h264enc/pixel.h"
 #include "common/h264enc/tables.h"
 #include "common/util/hd.h"
-
-#if defined(__CUDA_ARCH__)
-#define GVC_LANE_SYNC() __syncwarp()
-#else
-#define GVC_LANE_SYNC()
-#endif
 
 namespace gvc::h264 {
 
@@ -65,52 +59,6 @@ GVC_HD EdgeFilter edge_params(int qp_p, int qp_q, const DeblockParams& p) {
   return {GVC_T(kAlpha)[index_a], GVC_T(kBeta)[index_b], index_a};
 }
 
-// Filters one line of samples across an edge: q0 at pix[0], p0 at pix[-step] (8.7.2.3/4).
-GVC_HD void filter_line(uint8_t* pix, int step, int bs, const EdgeFilter& f, bool chroma) {
-  int p0 = pix[-step], p1 = pix[-2 * step], q0 = pix[0], q1 = pix[step];
-  if (!(iabs(p0 - q0) < f.alpha && iabs(p1 - p0) < f.beta && iabs(q1 - q0) < f.beta)) return;
-  if (chroma) {
-    if (bs < 4) {
-      int tc = GVC_T(kTc0)[f.index_a][bs - 1] + 1;
-      int delta = clip3(-tc, tc, (((q0 - p0) << 2) + (p1 - q1) + 4) >> 3);
-      pix[-step] = clip1(p0 + delta);
-      pix[0] = clip1(q0 - delta);
-    } else {
-      pix[-step] = uint8_t((2 * p1 + p0 + q1 + 2) >> 2);
-      pix[0] = uint8_t((2 * q1 + q0 + p1 + 2) >> 2);
-    }
-    return;
-  }
-  int p2 = pix[-3 * step], q2 = pix[2 * step];
-  int ap = iabs(p2 - p0), aq = iabs(q2 - q0);
-  if (bs < 4) {
-    int tc0 = GVC_T(kTc0)[f.index_a][bs - 1];
-    int tc = tc0 + (ap < f.beta) + (aq < f.beta);
-    int delta = clip3(-tc, tc, (((q0 - p0) << 2) + (p1 - q1) + 4) >> 3);
-    pix[-step] = clip1(p0 + delta);
-    pix[0] = clip1(q0 - delta);
-    if (ap < f.beta) pix[-2 * step] = uint8_t(p1 + clip3(-tc0, tc0, (p2 + ((p0 + q0 + 1) >> 1) - (p1 << 1)) >> 1));
-    if (aq < f.beta) pix[step] = uint8_t(q1 + clip3(-tc0, tc0, (q2 + ((p0 + q0 + 1) >> 1) - (q1 << 1)) >> 1));
-    return;
-  }
-  int p3 = pix[-4 * step], q3 = pix[3 * step];
-  bool strong = iabs(p0 - q0) < ((f.alpha >> 2) + 2);
-  if (ap < f.beta && strong) {
-    pix[-step] = uint8_t((p2 + 2 * p1 + 2 * p0 + 2 * q0 + q1 + 4) >> 3);
-    pix[-2 * step] = uint8_t((p2 + p1 + p0 + q0 + 2) >> 2);
-    pix[-3 * step] = uint8_t((2 * p3 + 3 * p2 + p1 + p0 + q0 + 4) >> 3);
-  } else {
-    pix[-step] = uint8_t((2 * p1 + p0 + q1 + 2) >> 2);
-  }
-  if (aq < f.beta && strong) {
-    pix[0] = uint8_t((p1 + 2 * p0 + 2 * q0 + 2 * q1 + q2 + 4) >> 3);
-    pix[step] = uint8_t((p0 + q0 + q1 + q2 + 2) >> 2);
-    pix[2 * step] = uint8_t((2 * q3 + 3 * q2 + q1 + q0 + p0 + 4) >> 3);
-  } else {
-    pix[0] = uint8_t((2 * q1 + q0 + p1 + 2) >> 2);
-  }
-}
-
 GVC_HD int mb_qp(const Macroblock& m, const DeblockParams& p) { return m.type == MbType::IPcm ? 0 : p.qp; }
 
 // bS (8.7.2.1) between the 4x4 luma block (pbx, pby) of macroblock P and (qbx, qby) of Q
@@ -128,6 +76,63 @@ GVC_HD int boundary_strength(const Macroblock& P, int pbx, int pby, const Macrob
 }
 
 }  // namespace deblock_detail
+
+// Filters one line of samples across an edge (8.7.2.3/4): s(i) is the line's sample i from the
+// edge (q0 at 0, p0 at -1: a reference to it); bS 1-4, tc0 = tC0 for bS < 4. It reads p1..q1
+// first, the rest only where the edge is filtered, and writes only what changes. S is
+// SamplesInMemory on the CPU, registers on the GPU (h264_deblock.cu).
+template <typename S>
+GVC_HD void filter_edge(S s, int bs, int alpha, int beta, int tc0, bool chroma) {
+  using namespace deblock_detail;
+  const int p0 = s(-1), p1 = s(-2), q0 = s(0), q1 = s(1);
+  if (!(iabs(p0 - q0) < alpha && iabs(p1 - p0) < beta && iabs(q1 - q0) < beta)) return;
+  if (chroma) {
+    if (bs < 4) {
+      const int tc = tc0 + 1;
+      const int delta = clip3(-tc, tc, (((q0 - p0) << 2) + (p1 - q1) + 4) >> 3);
+      s(-1) = clip1(p0 + delta);
+      s(0) = clip1(q0 - delta);
+    } else {
+      s(-1) = uint8_t((2 * p1 + p0 + q1 + 2) >> 2);
+      s(0) = uint8_t((2 * q1 + q0 + p1 + 2) >> 2);
+    }
+    return;
+  }
+  const int p2 = s(-3), q2 = s(2);
+  const int ap = iabs(p2 - p0), aq = iabs(q2 - q0);
+  if (bs < 4) {
+    const int tc = tc0 + (ap < beta) + (aq < beta);
+    const int delta = clip3(-tc, tc, (((q0 - p0) << 2) + (p1 - q1) + 4) >> 3);
+    s(-1) = clip1(p0 + delta);
+    s(0) = clip1(q0 - delta);
+    if (ap < beta) s(-2) = uint8_t(p1 + clip3(-tc0, tc0, (p2 + ((p0 + q0 + 1) >> 1) - (p1 << 1)) >> 1));
+    if (aq < beta) s(1) = uint8_t(q1 + clip3(-tc0, tc0, (q2 + ((p0 + q0 + 1) >> 1) - (q1 << 1)) >> 1));
+    return;
+  }
+  const int p3 = s(-4), q3 = s(3);
+  const bool strong = iabs(p0 - q0) < ((alpha >> 2) + 2);
+  if (ap < beta && strong) {
+    s(-1) = uint8_t((p2 + 2 * p1 + 2 * p0 + 2 * q0 + q1 + 4) >> 3);
+    s(-2) = uint8_t((p2 + p1 + p0 + q0 + 2) >> 2);
+    s(-3) = uint8_t((2 * p3 + 3 * p2 + p1 + p0 + q0 + 4) >> 3);
+  } else {
+    s(-1) = uint8_t((2 * p1 + p0 + q1 + 2) >> 2);
+  }
+  if (aq < beta && strong) {
+    s(0) = uint8_t((p1 + 2 * p0 + 2 * q0 + 2 * q1 + q2 + 4) >> 3);
+    s(1) = uint8_t((p0 + q0 + q1 + q2 + 2) >> 2);
+    s(2) = uint8_t((2 * q3 + 3 * q2 + q1 + q0 + p0 + 4) >> 3);
+  } else {
+    s(0) = uint8_t((2 * q1 + q0 + p1 + 2) >> 2);
+  }
+}
+
+// A line's samples in a picture: q0 and the samples `step` apart from it.
+struct SamplesInMemory {
+  uint8_t* q0;
+  int step;
+  GVC_HD uint8_t& operator()(int i) const { return q0[i * step]; }
+};
 
 // What the filter of macroblock (mx, my) reads of the coded macroblocks: the bS of every line
 // group of every edge (8.7.2.1; 0 where the edge is not filtered, at the picture's edge) and the
@@ -160,76 +165,82 @@ GVC_HD void mb_edges(const MbMap& map, int mx, int my, const DeblockParams& p, M
   }
 }
 
-// The filter parameters of the edges of direction `dir` of plane `c` (0 luma, 1-2 chroma) of a
-// macroblock: f[edge] for its luma edges 0-3 (chroma (4:2:0): luma edges 0 and 2 are chroma
-// edges 0 and 1, f[0] and f[2]).
-GVC_HD void edge_filters(const MbEdges& e, const DeblockParams& p, int dir, int c, deblock_detail::EdgeFilter f[4]) {
-  using namespace deblock_detail;
-  for (int edge = 0; edge < 4; edge += c ? 2 : 1) {
-    const int qp_p = edge == 0 ? e.qp_p[dir] : e.qp_q;
-    f[edge] = c ? edge_params(chroma_qp(qp_p, p.chroma_qp_index_offset), chroma_qp(e.qp_q, p.chroma_qp_index_offset), p)
-                : edge_params(qp_p, e.qp_q, p);
-  }
-}
+// What a line of a macroblock needs to filter its edges of one direction: for each of its edge
+// slots, bS (0: left alone), tC0 (bS < 4), alpha and beta. Luma edges 0-3 are at samples 0, 4,
+// 8 and 12 of the line; chroma (4:2:0) has luma edges 0 and 2 at chroma samples 0 and 4, in
+// slots 0 and 1 (2 and 3 unused): in both, slot k's q0 is sample 4k.
+struct alignas(16) LineFilter {
+  uint8_t bs[4], tc0[4], alpha[4], beta[4];
+};
 
-// The plane of line `line` of deblock_mb_line (0-15: luma, 16-23: Cb, 24-31: Cr).
-GVC_HD int deblock_line_plane(int line) { return line < 16 ? 0 : 1 + ((line - 16) >> 3); }
+// A macroblock's LineFilters: [0 vertical edges, 1 horizontal][0 luma, 1 chroma][group]; the
+// group of luma line k (a row for vertical edges, a column for horizontal ones) is k / 4, that of
+// chroma line k (either plane) k / 2, as bS goes.
+struct MbFilters {
+  LineFilter f[2][2][4];
+};
+
+// MbFilters from a macroblock's MbEdges (8.7.2.2: qPav, indexA and indexB of each edge, the
+// chroma edges with QPc; tC0 from Table 8-17).
+GVC_HD void mb_filters(const MbEdges& e, const DeblockParams& p, MbFilters& out) {
+  using namespace deblock_detail;
+  for (int dir = 0; dir < 2; dir++)
+    for (int c = 0; c < 2; c++)
+      for (int slot = 0; slot < 4; slot++) {
+        const int edge = c ? 2 * slot : slot;  // luma edge
+        EdgeFilter f{0, 0, 0};
+        if (edge < 4) {
+          const int qp_p = edge == 0 ? e.qp_p[dir] : e.qp_q;
+          f = c ? edge_params(chroma_qp(qp_p, p.chroma_qp_index_offset),
+                              chroma_qp(e.qp_q, p.chroma_qp_index_offset), p)
+                : edge_params(qp_p, e.qp_q, p);
+        }
+        for (int g = 0; g < 4; g++) {
+          LineFilter& l = out.f[dir][c][g];
+          const int bs = edge < 4 ? e.bs[dir][edge][g] : 0;
+          l.bs[slot] = uint8_t(bs);
+          l.tc0[slot] = uint8_t(bs > 0 && bs < 4 ? GVC_T(kTc0)[f.index_a][bs - 1] : 0);
+          l.alpha[slot] = uint8_t(f.alpha);
+          l.beta[slot] = uint8_t(f.beta);
+        }
+      }
+}
 
 // Filters line `line` of a macroblock (0-15: luma, 16-23: Cb, 24-31: Cr, 8 each) across its
 // edges of direction `dir` (0: vertical edges, the line a row; 1: horizontal, a column), edge
-// after edge as `e` says, with `f` from edge_filters for the line's plane. The lines of one
-// direction are independent of each other.
-GVC_HD void deblock_mb_line(const DeblockPlanes& mb, const MbEdges& e, int dir, int line,
-                            const deblock_detail::EdgeFilter f[4]) {
-  using namespace deblock_detail;
-  const int c = deblock_line_plane(line);
+// after edge. The lines of one direction are independent of each other.
+GVC_HD void deblock_mb_line(const DeblockPlanes& mb, const MbFilters& f, int dir, int line) {
+  const int c = line < 16 ? 0 : 1 + ((line - 16) >> 3);
   const int k = c ? (line - 16) & 7 : line;
+  const LineFilter& l = f.f[dir][c != 0][c ? k >> 1 : k >> 2];
   const int step = dir == 0 ? 1 : mb.stride[c];
   uint8_t* const base = mb.plane[c] + k * (dir == 0 ? mb.stride[c] : 1);
-  for (int edge = 0; edge < 4; edge += c ? 2 : 1) {
-    const int bs = e.bs[dir][edge][c ? k >> 1 : k >> 2];
-    if (bs) filter_line(base + (c ? 2 : 4) * edge * step, step, bs, f[edge], c != 0);
-  }
-}
-
-// One direction of deblock_mb_edges below (0: the vertical edges, 1: the horizontal ones),
-// lines shared out over the lanes as there; the caller synchronises the lanes after it.
-GVC_HD void deblock_mb_dir(const DeblockPlanes& mb, const MbEdges& e, const DeblockParams& p, int dir, int lane = 0,
-                           int lanes = 1) {
-  using namespace deblock_detail;
-  EdgeFilter f[4];
-  for (int line = lane, fc = -1; line < 32; line += lanes) {
-    const int c = deblock_line_plane(line);
-    if (c != fc) edge_filters(e, p, dir, fc = c, f);  // once per plane a lane visits
-    deblock_mb_line(mb, e, dir, line, f);
-  }
+  for (int slot = 0; slot < 4; slot++)
+    if (l.bs[slot])
+      filter_edge(SamplesInMemory{base + 4 * slot * step, step}, l.bs[slot], l.alpha[slot], l.beta[slot], l.tc0[slot],
+                  c != 0);
 }
 
 // Filters the edges of a macroblock (luma and chroma: vertical edges left to right, then
-// horizontal edges top to bottom) as `e` says; `mb` points at its top-left samples (luma and
+// horizontal edges top to bottom) as `f` says; `mb` points at its top-left samples (luma and
 // both chroma planes, with their strides), the samples up to 4 (luma) or 2 (chroma) before it
 // in the left and upper neighbours. Its left and upper neighbours must be filtered already.
-// Lane `lane` of `lanes` filters lines lane, lane + lanes, ... of deblock_mb_line's 32.
-GVC_HD void deblock_mb_edges(const DeblockPlanes& mb, const MbEdges& e, const DeblockParams& p, int lane = 0,
-                             int lanes = 1) {
-  for (int dir = 0; dir < 2; dir++) {
-    deblock_mb_dir(mb, e, p, dir, lane, lanes);
-    // A lane filters the same rows across every vertical edge, but the horizontal edges'
-    // columns cross every lane's rows.
-    GVC_LANE_SYNC();
-  }
+GVC_HD void deblock_mb_edges(const DeblockPlanes& mb, const MbFilters& f) {
+  for (int dir = 0; dir < 2; dir++)
+    for (int line = 0; line < 32; line++) deblock_mb_line(mb, f, dir, line);
 }
 
 // Filters the edges of macroblock (mx, my) of `pic` with the boundary strengths of 8.7.2.1 from
 // the coded macroblocks in `map` (mb_edges, then deblock_mb_edges).
-GVC_HD void deblock_mb(const DeblockPlanes& pic, const MbMap& map, int mx, int my, const DeblockParams& p,
-                       int lane = 0, int lanes = 1) {
+GVC_HD void deblock_mb(const DeblockPlanes& pic, const MbMap& map, int mx, int my, const DeblockParams& p) {
   MbEdges e;
   mb_edges(map, mx, my, p, e);
+  MbFilters f;
+  mb_filters(e, p, f);
   DeblockPlanes at = pic;
   at.plane[0] += size_t(16 * my) * size_t(pic.stride[0]) + size_t(16 * mx);
   for (int c = 1; c <= 2; c++) at.plane[c] += size_t(8 * my) * size_t(pic.stride[c]) + size_t(8 * mx);
-  deblock_mb_edges(at, e, p, lane, lanes);
+  deblock_mb_edges(at, f);
 }
 
 // Filters `pic` in place, macroblock by macroblock in raster order, with deblock_mb.

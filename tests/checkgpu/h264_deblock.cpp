@@ -1,0 +1,143 @@
+// h264_deblock.cpp (checkgpu): the H.264 loop filter's wavefront (deblock_frame) against the CPU's deblock_picture on random macroblocks, samples and filter offsets
+#include <cuda_runtime_api.h>
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <array>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "checkgpu.h"
+#include "common/h264enc/deblock.h"
+#include "common/h264enc/picture.h"
+#include "gpu/h264_deblock.h"
+
+namespace checkgpu {
+namespace {
+
+using gvc::h264::Macroblock;
+using gvc::h264::MbType;
+using gvc::h264::Picture;
+
+// Random macroblocks that give every bS: intra (I_PCM too), coded 4x4 blocks, two references,
+// and vectors that differ by about the threshold of 4 between neighbouring blocks.
+std::vector<Macroblock> random_mbs(int mbw, int mbh, std::mt19937_64& rng) {
+  std::vector<Macroblock> mbs(size_t(mbw) * size_t(mbh));
+  for (Macroblock& m : mbs) {
+    const int kind = int(rng() % 24);
+    m.type = kind < 3 ? MbType::I16x16 : kind < 5 ? MbType::I4x4 : kind < 6 ? MbType::IPcm
+           : kind < 15 ? MbType::PL0_16x16 : MbType::PSkip;
+    if (gvc::h264::is_intra(m.type)) continue;
+    for (auto& r : m.ref_idx) r = int8_t(rng() % 4 == 0);
+    const int bx = int(rng() % 41) - 20, by = int(rng() % 41) - 20;
+    for (auto& v : m.mv) {
+      v[0] = int16_t(bx + int(rng() % 9) - 4);
+      v[1] = int16_t(by + int(rng() % 9) - 4);
+    }
+    for (auto& t : m.total_coeff_luma) t = uint8_t(rng() % 3 == 0 ? 1 + rng() % 5 : 0);
+  }
+  return mbs;
+}
+
+// Samples in 4x4 blocks of random levels a few steps apart, with noise: edges the filter
+// smooths, and some it leaves.
+void random_picture(Picture& pic, std::mt19937_64& rng) {
+  for (int c = 0; c < 3; c++) {
+    const int w = pic.width(c), h = pic.height(c);
+    const int bw = (w + 3) / 4;
+    std::vector<int> level(size_t(bw) * size_t((h + 3) / 4));
+    int base = 128;
+    for (int& l : level) {
+      base = std::min(235, std::max(20, base + int(rng() % 13) - 6));
+      l = rng() % 8 == 0 ? int(rng() % 256) : base;
+    }
+    for (int y = 0; y < h; y++)
+      for (int x = 0; x < w; x++) {
+        const int v = level[size_t(y / 4) * size_t(bw) + size_t(x / 4)] + int(rng() % 5) - 2;
+        *pic.at(c, x, y) = uint8_t(std::min(255, std::max(0, v)));
+      }
+  }
+}
+
+TEST(H264Deblock, RandomPicturesMatchTheCpu) {
+  if (!cuda_backend()) GTEST_SKIP() << "no CUDA device: " << no_cuda_reason();
+  std::mt19937_64 rng = rng_for("H264Deblock");
+  const std::array<std::array<int, 2>, 9> sizes{{{1, 1}, {1, 6}, {7, 1}, {2, 2}, {3, 9}, {13, 7}, {22, 18}, {45, 30}, {120, 68}}};
+  long changed = 0, samples = 0;
+  int bs_seen[5] = {};
+  for (size_t round = 0; round < sizes.size(); round++) {
+    const int mbw = sizes[round][0], mbh = sizes[round][1];
+    SCOPED_TRACE(testing::Message() << mbw << "x" << mbh << " macroblocks");
+    const std::vector<Macroblock> mbs = random_mbs(mbw, mbh, rng);
+    gvc::h264::DeblockParams p;
+    p.qp = round == 0 ? 51 : 20 + int(rng() % 32);  // QPs where most edges filter
+    p.alpha_c0_offset = 2 * (int(rng() % 9) - 3);
+    p.beta_offset = 2 * (int(rng() % 9) - 3);
+    p.chroma_qp_index_offset = int(rng() % 25) - 12;
+    Picture in;
+    in.alloc(mbw, mbh);
+    random_picture(in, rng);
+    Picture cpu = in;
+    const gvc::h264::MbMap map{mbs.data(), mbw, mbh, -1};
+    gvc::h264::deblock_picture(cpu, map, p);
+    for (int my = 0; my < mbh; my++)
+      for (int mx = 0; mx < mbw; mx++) {
+        gvc::h264::MbEdges e;
+        gvc::h264::mb_edges(map, mx, my, p, e);
+        for (const auto& dir : e.bs)
+          for (const auto& edge : dir)
+            for (uint8_t b : edge) bs_seen[b]++;
+      }
+
+    gvc::cuda::DeviceBuffer planes[3], d_mbs, filters, progress;
+    gvc::h264::DeblockPlanes dp;
+    for (int c = 0; c < 3; c++) {
+      CHECK_OK(planes[c].reserve(in.plane[c].size()));
+      CHECK_CUDA(cudaMemcpy(planes[c].get(), in.plane[c].data(), in.plane[c].size(), cudaMemcpyHostToDevice));
+      dp.plane[c] = planes[c].get<uint8_t>();
+      dp.stride[c] = in.stride[c];
+    }
+    CHECK_OK(d_mbs.reserve(mbs.size() * sizeof(Macroblock)));
+    CHECK_CUDA(cudaMemcpy(d_mbs.get(), mbs.data(), mbs.size() * sizeof(Macroblock), cudaMemcpyHostToDevice));
+    CHECK_OK(progress.reserve(size_t(mbh) * sizeof(unsigned)));
+    CHECK_CUDA(cudaMemset(progress.get(), 0, size_t(mbh) * sizeof(unsigned)));
+    CHECK_OK(gvc::cuda::deblock_frame(dp, d_mbs.get<Macroblock>(), mbw, mbh, p, filters, progress.get<unsigned>(), nullptr));
+    CHECK_CUDA(cudaDeviceSynchronize());
+    for (int c = 0; c < 3; c++) {
+      std::vector<uint8_t> gpu(in.plane[c].size());
+      CHECK_CUDA(cudaMemcpy(gpu.data(), planes[c].get(), gpu.size(), cudaMemcpyDeviceToHost));
+      for (int y = 0; y < in.height(c); y++)
+        for (int x = 0; x < in.width(c); x++) {
+          const size_t i = size_t(y) * size_t(in.stride[c]) + size_t(x);
+          ASSERT_EQ(int(gpu[i]), int(cpu.plane[c][i])) << "plane " << c << " at (" << x << ", " << y << "), input "
+                                                      << int(in.plane[c][i]) << ", qp " << p.qp;
+          changed += cpu.plane[c][i] != in.plane[c][i];
+          samples++;
+        }
+    }
+  }
+  // the filter did change samples, with every bS
+  EXPECT_GT(changed, samples / 10) << changed << " of " << samples << " samples changed";
+  for (int b = 0; b <= 4; b++) EXPECT_GT(bs_seen[b], 100) << "bS " << b;
+}
+
+TEST(H264Deblock, RefusesUnalignedPlanes) {
+  if (!cuda_backend()) GTEST_SKIP() << "no CUDA device: " << no_cuda_reason();
+  gvc::cuda::DeviceBuffer plane, filters, progress;
+  CHECK_OK(plane.reserve(4096));
+  gvc::h264::DeblockPlanes dp;
+  for (int c = 0; c < 3; c++) {
+    dp.plane[c] = plane.get<uint8_t>();
+    dp.stride[c] = c ? 8 : 16;
+  }
+  dp.stride[0] = 20;  // not a multiple of 16
+  Macroblock* none = nullptr;
+  const gvc::Status st =
+      gvc::cuda::deblock_frame(dp, none, 1, 1, gvc::h264::DeblockParams{}, filters, progress.get<unsigned>(), nullptr);
+  EXPECT_FALSE(st.ok());
+  EXPECT_NE(st.message().find("loop filter"), std::string::npos) << st.message();
+}
+
+}  // namespace
+}  // namespace checkgpu
