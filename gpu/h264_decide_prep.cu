@@ -42,62 +42,124 @@ __global__ void __launch_bounds__(kPrepThreads)
   out[i] = r;
 }
 
+// satd4x4 of the 4x4 source block at `src` (stride ss) against the prediction of the block at
+// luma (px, py) displaced by mv in `ref`: what satd_block gives for ref.predict's samples.
+// Where the block's reads stay inside the padded planes and the planes are word aligned, the
+// rows come in words (two aligned loads and a funnel shift per plane), the two planes of a
+// quarter-pel sample averaged four at a time (__vavgu4 rounds up, as Table 8-12's average).
+__device__ __forceinline__ int satd4x4_at(const h264::LumaRefView& ref, bool words, const uint8_t* __restrict__ src,
+                                          int ss, int px, int py, const int16_t mv[2]) {
+  using h264::LumaRefView;
+  const int ix = px + (mv[0] >> 2), iy = py + (mv[1] >> 2);
+  const h264::QpelTap t = GVC_T(h264::kQpel)[(mv[1] & 3) * 4 + (mv[0] & 3)];
+  const int kPad = LumaRefView::kPad;
+  if (!words || ix < -kPad || iy < -kPad || ix + 5 > ref.w - kPad || iy + 5 > ref.h - kPad) {
+    uint8_t pred[16];
+    ref.predict(px, py, 4, 4, mv, pred, 4);
+    return h264::satd_block(src, ss, pred, 4, 4, 4);
+  }
+  const size_t base = size_t(iy + kPad) * size_t(ref.w) + size_t(ix + kPad);
+  const uint8_t* p0 = ref.plane[t.p0] + base + size_t(t.dy0) * size_t(ref.w) + size_t(t.dx0);
+  // a single plane is averaged with itself: (v + v + 1) >> 1 = v
+  const uint8_t* p1 = t.p1 >= 0 ? ref.plane[t.p1] + base + size_t(t.dy1) * size_t(ref.w) + size_t(t.dx1) : p0;
+  auto row = [&](const uint8_t* p) {
+    const uint32_t* w = reinterpret_cast<const uint32_t*>(reinterpret_cast<uintptr_t>(p) & ~uintptr_t(3));
+    return __funnelshift_r(__ldg(w), __ldg(w + 1), 8 * unsigned(reinterpret_cast<uintptr_t>(p) & 3));
+  };
+  int16_t d[16];
+#pragma unroll
+  for (int j = 0; j < 4; j++) {
+    const uint32_t pred = __vavgu4(row(p0 + size_t(j) * size_t(ref.w)), row(p1 + size_t(j) * size_t(ref.w)));
+#pragma unroll
+    for (int i = 0; i < 4; i++) d[4 * j + i] = int16_t(int(__ldg(src + j * ss + i)) - int((pred >> (8 * i)) & 255));
+  }
+  return h264::satd4x4(d);
+}
+
 // The SATD caches of a (macroblock, reference) by one block: every entry's partition is cut
 // into its 4x4 blocks, and the threads share out all the blocks of all the entries (816 when
 // the pre-selection keeps 16x8, at most about 850), each adding its block's satd4x4 to
-// its entry's sum. A thread per entry (up to 16 blocks each, entries of every size side by
-// side in a warp) took 0.44 ms per 1080p P frame on an H200. The sums are those of
-// partition_satd: its satd_block adds the same 4x4 SATDs, and predict() gives the same
-// samples whatever the block's size.
+// its entry's sum (`owner` says whose a block is: the entries' first blocks are a block-wide
+// prefix sum). The sums are those of partition_satd: its satd_block adds the same 4x4 SATDs,
+// and predict() gives the same samples whatever the block's size.
+// (A thread per entry, up to 16 blocks each, took 0.44 ms per 1080p P frame on an H200;
+// blocks shared out by a binary search over a serial prefix sum, with predict() and
+// satd_block through local memory, 0.29 ms.)
 constexpr int kSatdThreads = 128;
 constexpr int kEntries = h264::MbSatdRef::kEntries;
+constexpr int kEntriesPerThread = (kEntries + kSatdThreads - 1) / kSatdThreads;  // 2
+static_assert(kEntries < 256, "owner holds an entry in a byte");
 
 __global__ void __launch_bounds__(kSatdThreads) satd_cache(h264::MbAnalysis a, h264::MbSatdRef* out) {
   __shared__ h264::SatdSlots slots;
-  __shared__ int first_block[kEntries + 1];  // each entry's first block in the shared-out list
-  __shared__ int blocks_of[kEntries];        // 4x4 blocks of the entry's partition (0: unused)
-  __shared__ int8_t rect[kEntries][3];       // the partition's x, y and width, in 4x4 blocks
+  __shared__ int first_block[kEntries];         // each entry's first block in the shared-out list
+  __shared__ uint8_t owner[kEntries * 16];      // the entry of each block of the list
+  __shared__ int8_t rect[kEntries][3];          // the partition's x, y and width, in 4x4 blocks
   __shared__ int16_t vec[kEntries][2];
   __shared__ unsigned sum[kEntries];
+  __shared__ int warp_blocks[kSatdThreads / 32];
   const int mb = int(blockIdx.x) / a.num_refs, r = int(blockIdx.x) % a.num_refs;
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   a.mx = mb % a.map.mb_width;
   a.my = mb / a.map.mb_width;
   if (threadIdx.x == 0) slots = h264::satd_slots(a);
   __syncthreads();
   h264::MbSatdRef& c = out[blockIdx.x];
-  for (int e = threadIdx.x; e < kEntries; e += kSatdThreads) {
+  // thread t's entries are kEntriesPerThread * t + i, so that a scan over threads orders them
+  int n[kEntriesPerThread], mine = 0;
+#pragma unroll
+  for (int i = 0; i < kEntriesPerThread; i++) {
+    const int e = kEntriesPerThread * int(threadIdx.x) + i;
+    n[i] = 0;
+    if (e >= kEntries) continue;
     int part = 0, x = 0, y = 0, w = 0, h = 0;
     int16_t mv[2] = {0, 0};
     uint16_t* cell = nullptr;
     if (h264::satd_entry(a, slots, r, e, &part, mv, &cell, c)) h264::me_partition_rect(part, &x, &y, &w, &h);
-    blocks_of[e] = w * h;
+    n[i] = w * h;
+    mine += n[i];
     rect[e][0] = int8_t(x), rect[e][1] = int8_t(y), rect[e][2] = int8_t(w);
     vec[e][0] = mv[0], vec[e][1] = mv[1];
     sum[e] = 0;
   }
+  // exclusive prefix sum of the threads' block counts: within each warp, then over the warps
+  int incl = mine;
+#pragma unroll
+  for (int o = 1; o < 32; o <<= 1) {
+    const int v = __shfl_up_sync(0xffffffffu, incl, o);
+    if (lane >= o) incl += v;
+  }
+  if (lane == 31) warp_blocks[warp] = incl;
   __syncthreads();
-  if (threadIdx.x == 0) {
-    int n = 0;
-    for (int e = 0; e < kEntries; e++) first_block[e] = n, n += blocks_of[e];
-    first_block[kEntries] = n;
+  int before = incl - mine, total = 0;
+  for (int k = 0; k < kSatdThreads / 32; k++) {
+    before += k < warp ? warp_blocks[k] : 0;
+    total += warp_blocks[k];
+  }
+#pragma unroll
+  for (int i = 0; i < kEntriesPerThread; i++) {
+    const int e = kEntriesPerThread * int(threadIdx.x) + i;
+    if (e >= kEntries) continue;
+    first_block[e] = before;
+    for (int k = 0; k < n[i]; k++) owner[before + k] = uint8_t(e);
+    before += n[i];
   }
   __syncthreads();
-  for (int i = threadIdx.x; i < first_block[kEntries]; i += kSatdThreads) {
-    int lo = 0, hi = kEntries - 1;  // the last entry starting at or before block i
-    while (lo < hi) {
-      const int mid = (lo + hi + 1) >> 1;
-      if (first_block[mid] <= i) lo = mid;
-      else hi = mid - 1;
-    }
-    const int k = i - first_block[lo], w = rect[lo][2];
-    const int px = 16 * a.mx + 4 * (rect[lo][0] + k % w), py = 16 * a.my + 4 * (rect[lo][1] + k / w);
-    uint8_t pred[16];
-    a.refs[r].predict(px, py, 4, 4, vec[lo], pred, 4);
-    atomicAdd(&sum[lo], unsigned(h264::satd_block(a.src.at(0, px, py), a.src.stride[0], pred, 4, 4, 4)));
+  const h264::LumaRefView& ref = a.refs[r];
+  bool words = (reinterpret_cast<uintptr_t>(ref.plane[0]) | reinterpret_cast<uintptr_t>(ref.plane[1]) |
+                reinterpret_cast<uintptr_t>(ref.plane[2]) | reinterpret_cast<uintptr_t>(ref.plane[3]) |
+                uintptr_t(ref.w)) % 4 == 0;
+  for (int i = threadIdx.x; i < total; i += kSatdThreads) {
+    const int e = owner[i];
+    const int k = i - first_block[e], w = rect[e][2];
+    const int px = 16 * a.mx + 4 * (rect[e][0] + k % w), py = 16 * a.my + 4 * (rect[e][1] + k / w);
+    atomicAdd(&sum[e], unsigned(satd4x4_at(ref, words, a.src.at(0, px, py), a.src.stride[0], px, py, vec[e])));
   }
   __syncthreads();
-  for (int e = threadIdx.x; e < kEntries; e += kSatdThreads)
-    *h264::satd_cell(c, e) = blocks_of[e] && sum[e] < h264::kSatdMiss ? uint16_t(sum[e]) : h264::kSatdMiss;
+  for (int e = threadIdx.x; e < kEntries; e += kSatdThreads) {
+    const bool used = e < kEntries && first_block[e] < (e + 1 < kEntries ? first_block[e + 1] : total);
+    *h264::satd_cell(c, e) = used && sum[e] < h264::kSatdMiss ? uint16_t(sum[e]) : h264::kSatdMiss;
+  }
 }
 
 }  // namespace
