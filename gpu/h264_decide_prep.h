@@ -22,10 +22,17 @@ namespace cuda {
 Status launch_intra_prep(const h264::MbAnalysis& a, const uint16_t* slice_of_mb, h264::Macroblock* stand_in,
                          const IntraMbCandidates* cand, h264::MbIntraPrep* out, cudaStream_t s);
 
+// Every macroblock's SatdSlots (satd_slots: its pre-selection) into slots[mb_addr] (device
+// memory), asynchronously on stream s, from a's ME results (a.me) and flags; it reads no
+// reference, so it may run before them.
+Status launch_satd_slots(const h264::MbAnalysis& a, h264::SatdSlots* slots, cudaStream_t s);
+
 // The SATD caches of every macroblock and each of a.num_refs references into
-// out[mb_addr * num_refs + r], asynchronously on stream s. `a` holds the frame's analysis with
-// device source planes, references (a.refs) and ME results (a.me); its map gives the size.
-Status launch_satd_cache(const h264::MbAnalysis& a, h264::MbSatdRef* out, cudaStream_t s);
+// out[mb_addr * num_refs + r], asynchronously on stream s, after launch_satd_slots' `slots`.
+// `a` holds the frame's analysis with device source planes, references (a.refs) and ME results
+// (a.me); its map gives the size.
+Status launch_satd_cache(const h264::MbAnalysis& a, const h264::SatdSlots* slots, h264::MbSatdRef* out,
+                         cudaStream_t s);
 
 }  // namespace cuda
 }  // namespace gvc
