@@ -98,9 +98,8 @@ __global__ void __launch_bounds__(32) deblock_rows(h264::DeblockPlanes pic, cons
   uint8_t* const above_row = pic.plane[c] + ptrdiff_t(size * y + k - above) * stride;
   uint32_t* const tile = luma ? luma_tile : chroma_tile[c - 1];
   uint32_t* const tile_row = tile + (above + k) * row_words;
-  // column k of the tile as Line v[r] (chroma: rows from v[2])
-  const uint8_t* const col = reinterpret_cast<const uint8_t*>(tile) + k - (luma ? 0 : 2 * 4 * kChromaRowWords);
-  uint8_t* const col_out = reinterpret_cast<uint8_t*>(tile) + k - (luma ? 0 : 2 * 4 * kChromaRowWords);
+  // column k of the tile as Line v[r]: tile row r - lo (chroma: rows from v[2])
+  uint8_t* const col = reinterpret_cast<uint8_t*>(tile) + k;
   const int col_bytes = 4 * row_words, lo = luma ? 0 : 2, hi = luma ? 20 : 12;
 
   const size_t first = size_t(y) * size_t(w);
@@ -111,6 +110,8 @@ __global__ void __launch_bounds__(32) deblock_rows(h264::DeblockPlanes pic, cons
     own.y = o.y;
   }
   uint4 fv = load_filter(filters, first, 0, cls, group), fh = load_filter(filters, first, 1, cls, group);
+  if (k < above)  // the rows above the first row's macroblocks: never filtered, but read
+    for (int i = 0; i < (luma ? 4 : 2); i++) tile[k * row_words + i] = 0;
   uint32_t left = 0;  // the last macroblock's last word of this line, after its horizontal edges
   unsigned seen = 0;  // progress[y - 1] as last acquired
   for (int x = 0; x < w; x++) {
@@ -169,11 +170,11 @@ __global__ void __launch_bounds__(32) deblock_rows(h264::DeblockPlanes pic, cons
     __syncwarp();
     // the horizontal edges: this lane's column
 #pragma unroll
-    for (int r = 0; r < 20; r++) v[r] = r >= lo && r < hi ? col[r * col_bytes] : 0;
+    for (int r = 0; r < 20; r++) v[r] = r >= lo && r < hi ? col[(r - lo) * col_bytes] : 0;
     filter_line(v, ch, !luma);
 #pragma unroll
     for (int r = 1; r < 19; r++)
-      if (r >= lo && r < hi) col_out[r * col_bytes] = uint8_t(v[r]);
+      if (r >= lo && r < hi) col[(r - lo) * col_bytes] = uint8_t(v[r]);
     __syncwarp();
     // to the picture: this lane's row of the macroblock, and the rows above that the top edge
     // changed (luma -3..-1, chroma -1)
@@ -204,8 +205,10 @@ Status deblock_frame(const h264::DeblockPlanes& pic, const h264::Macroblock* mbs
   if (pic.stride[0] % 16 || pic.stride[1] % 8 || pic.stride[2] % 8 || reinterpret_cast<uintptr_t>(pic.plane[0]) % 16 ||
       reinterpret_cast<uintptr_t>(pic.plane[1]) % 8 || reinterpret_cast<uintptr_t>(pic.plane[2]) % 8)
     return Status::error("the loop filter needs luma planes and strides of 16-byte words, chroma of 8-byte ones");
+  if (mb_width <= 0 || mb_height <= 0) return Status();
+  if (pic.stride[0] < 16 * mb_width || pic.stride[1] < 8 * mb_width || pic.stride[2] < 8 * mb_width)
+    return Status::error("the loop filter's planes are narrower than the picture");
   const int mb_count = mb_width * mb_height;
-  if (mb_count <= 0) return Status();
   GVC_TRY(filters.reserve(size_t(mb_count) * sizeof(h264::MbFilters)));
   gather_filters<<<(mb_count + 127) / 128, 128, 0, s>>>(mbs, mb_width, mb_height, p, filters.get<h264::MbFilters>());
   GVC_CUDA_TRY(cudaGetLastError());

@@ -62,6 +62,8 @@ __device__ __forceinline__ int satd4x4_at(const h264::LumaRefView& ref, bool wor
   const uint8_t* p0 = ref.plane[t.p0] + base + size_t(t.dy0) * size_t(ref.w) + size_t(t.dx0);
   // a single plane is averaged with itself: (v + v + 1) >> 1 = v
   const uint8_t* p1 = t.p1 >= 0 ? ref.plane[t.p1] + base + size_t(t.dy1) * size_t(ref.w) + size_t(t.dx1) : p0;
+  // A row's word loads reach up to 7 bytes past its start, into the next row at most: the
+  // rows read end at iy + 4 <= h - kPad - 1, kPad rows before the plane's end.
   auto row = [&](const uint8_t* p) {
     const uint32_t* w = reinterpret_cast<const uint32_t*>(reinterpret_cast<uintptr_t>(p) & ~uintptr_t(3));
     return __funnelshift_r(__ldg(w), __ldg(w + 1), 8 * unsigned(reinterpret_cast<uintptr_t>(p) & 3));
@@ -171,7 +173,7 @@ __global__ void __launch_bounds__(kSatdThreads) satd_cache(h264::MbAnalysis a, c
   }
   __syncthreads();
   for (int e = threadIdx.x; e < kEntries; e += kSatdThreads) {
-    const bool used = e < kEntries && first_block[e] < (e + 1 < kEntries ? first_block[e + 1] : total);
+    const bool used = first_block[e] < (e + 1 < kEntries ? first_block[e + 1] : total);
     *h264::satd_cell(c, e) = used && sum[e] < h264::kSatdMiss ? uint16_t(sum[e]) : h264::kSatdMiss;
   }
 }

@@ -595,14 +595,14 @@ Status H264ReconCore::prepare_decision(const h264::DecideJob& job, cudaStream_t 
                             intra_prep_.get<h264::MbIntraPrep>(), ip));
   GVC_CUDA_TRY(cudaMemcpyAsync(intra_prep_host_.get(), intra_prep_.get(), prep_bytes, cudaMemcpyDeviceToHost, ip));
   // The SATD caches' slots read only the motion search's results: where these are on the
-  // device, beside the loop filter too.
+  // device, on the search's stream (which wrote them), beside the loop filter too.
   bool me_on_device = job.me && job.num_refs > 0;
   for (int r = 0; me_on_device && r < job.num_refs; r++) me_on_device = job.me[r].loc == MemoryLocation::Device;
   if (me_on_device) {
     h264::MbAnalysis sa = a;
     for (int r = 0; r < job.num_refs; r++) sa.me[r] = job.me[r].data;
     GVC_TRY(satd_slots_.reserve(size_t(mb_count) * sizeof(h264::SatdSlots)));
-    GVC_TRY(launch_satd_slots(sa, satd_slots_.get<h264::SatdSlots>(), ip));
+    GVC_TRY(launch_satd_slots(sa, satd_slots_.get<h264::SatdSlots>(), analysis_ ? analysis_ : s));
   }
   if (analysis_ && analysis_ != s) {  // the motion search's results, its reads of src_, the intra search
     GVC_TRY(analysis_done_.record(analysis_));

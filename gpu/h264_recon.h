@@ -145,7 +145,7 @@ class H264ReconCore {
   DeviceBuffer progress_;  // per macroblock row: the intra and loop-filter wavefronts' progress
   DeviceBuffer filters_;   // per macroblock: the loop filter's MbFilters (deblock_frame)
   DeviceBuffer slice_of_mb_, intra_cand_, intra_prep_, me_[4], satd_;
-  DeviceBuffer satd_slots_;  // per macroblock: the SATD caches' slots (launch_satd_cache)
+  DeviceBuffer satd_slots_;  // per macroblock: the SATD caches' slots (launch_satd_slots)
   DeviceBuffer me_pred_;  // me_predictors()
   PinnedBuffer intra_prep_host_, satd_host_, me_staging_, src_staging_;
   PinnedBuffer levels_staging_, staging_;  // run()'s downloads: the macroblocks, the rest

@@ -1,10 +1,12 @@
 // sync.cuh (gpu): progress flags between the blocks of a launch: a load with acquire and a store with release at device scope
 //
-// A producer writes its data, calls __threadfence(), then (one lane, after the warp has
-// synchronised) store_release()s a flag; a consumer that load_acquire()s the flag then sees the
-// data with plain loads (the acquire also keeps them from a stale L1 line). The release alone
-// is enough (it is cumulative: it orders what the warp's lanes wrote before their __syncwarp),
-// and a consumer may poll with load_relaxed() and then fence_acquire() (h264_deblock.cu). A launch that waits
+// A producer writes its data and, after its warp has synchronised (__syncwarp), one lane
+// store_release()s a flag: the release is cumulative, so it orders what every lane wrote
+// before the __syncwarp (some kernels also call __threadfence() first, which is not needed).
+// A consumer that load_acquire()s the flag then sees the data with plain loads (the acquire
+// also keeps them from a stale L1 line); or it polls with load_relaxed() and calls
+// fence_acquire() once the flag is there (h264_deblock.cu), which invalidates L1 once instead of
+// at every poll. A launch that waits
 // on such flags needs its waited-for blocks resident or finished: they must have lower block
 // indices than the waiters, which the hardware schedules first. A kernel of another stream may
 // wait on them too (h264_recon.cu's wait_rows_done, launched after the producer), and work
