@@ -411,6 +411,9 @@ Status Encoder::encode_frame(const FrameIn& in, bool force_idr, EncodedFrame& ou
   dj.mbs = mbs_.data();
   dj.mb_width = mb_width_;
   dj.mb_height = mb_height_;
+  // Pipelined, the last frame's entropy coding must not share the cores with the wavefront,
+  // whose rows stall all the rows below them when one of its threads waits for a core.
+  if (pipelined_) dj.before_wavefront = [this] { entropy_.wait_idle(); };
   {
     // The last frame's macroblocks have come down meanwhile: their entropy coding runs while
     // the GPU prepares this frame's decision.

@@ -7,6 +7,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <vector>
 
@@ -84,6 +85,9 @@ struct DecideJob {
   // out, optional: each macroblock's decision (its first kDecisionBytes) also here, packed in
   // raster order, written as it is decided (what a device's run() uploads).
   uint8_t* packed = nullptr;
+  // Optional: called once the decision's inputs are ready, just before its wavefront takes
+  // every core (the pipelined encoder waits there for the last frame's entropy coding).
+  std::function<void()> before_wavefront;
 };
 
 // job.analysis with the frame's planes, references and ME results set (host pointers); map,

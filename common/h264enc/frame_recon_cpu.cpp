@@ -23,6 +23,7 @@ class CpuReconstructor final : public FrameReconstructor {
   // which covers every neighbour decide_mb and finish_mb_syntax read; the result does not
   // depend on the threads.
   Status decide(const DecideJob& job) override {
+    if (job.before_wavefront) job.before_wavefront();
     const MbAnalysis a = frame_analysis(job);
     const int w = job.mb_width, h = job.mb_height;
     // Each row's count of decided macroblocks on a cache line of its own (its writer updates it
