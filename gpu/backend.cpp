@@ -205,8 +205,10 @@ class CudaH264Reconstructor final : public h264::FrameReconstructor {
     if (job.me) j.me = me_host_;  // the wavefront reads host copies
     prepare_ms_ = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
     GVC_TRY(core_.decision_staging(job.mb_width * job.mb_height, &j.packed));  // packed by the wavefront
+    int intra = 0;
+    j.intra_count = &intra;
     GVC_TRY(cpu_->decide(j));
-    core_.decisions_packed(job.mbs, job.mb_width * job.mb_height);
+    core_.decisions_packed(job.mbs, job.mb_width * job.mb_height, intra);
     return Status();
   }
   double last_prepare_ms() const override { return prepare_ms_; }

@@ -736,21 +736,24 @@ Status H264ReconCore::run(const h264::ReconJob& job, cudaStream_t s) {
   GVC_TRY(decisions_host_.reserve(decision_bytes));
   GVC_TRY(decisions_.reserve(decision_bytes));
   // Packed on several threads, which count the intra macroblocks on the way, unless the
-  // decision packed them as it made them (decision_staging()).
-  const bool packed = packed_mbs_ == job.mbs && packed_count_ == mb_count;
+  // decision packed and counted them as it made them (decision_staging(), decisions_packed()).
+  int intra_count = 0;
+  if (packed_mbs_ == job.mbs && packed_count_ == mb_count) {
+    intra_count = packed_intra_;
+  } else {
+    int intra_counts[8] = {};
+    parallel_for(8, [&](int t) {
+      int n = 0;
+      for (int i = mb_count * t / 8; i < mb_count * (t + 1) / 8; i++) {
+        std::memcpy(decisions_host_.get<uint8_t>() + size_t(i) * h264::kDecisionBytes, &job.mbs[i],
+                    h264::kDecisionBytes);
+        n += h264::is_intra(job.mbs[i].type);
+      }
+      intra_counts[t] = n;
+    });
+    for (int n : intra_counts) intra_count += n;
+  }
   packed_mbs_ = nullptr;
-  int intra_counts[8] = {};
-  parallel_for(8, [&](int t) {
-    int n = 0;
-    for (int i = mb_count * t / 8; i < mb_count * (t + 1) / 8; i++) {
-      uint8_t* d = decisions_host_.get<uint8_t>() + size_t(i) * h264::kDecisionBytes;
-      if (!packed) std::memcpy(d, &job.mbs[i], h264::kDecisionBytes);
-      h264::MbType type;
-      std::memcpy(&type, d + offsetof(Macroblock, type), sizeof type);
-      n += h264::is_intra(type);
-    }
-    intra_counts[t] = n;
-  });
   GVC_CUDA_TRY(cudaMemcpyAsync(decisions_.get(), decisions_host_.get(), decision_bytes, cudaMemcpyHostToDevice, s));
   const int words = mb_count * int(h264::kDecisionBytes / 4);
   spread_decisions<<<(words + 255) / 256, 256, 0, s>>>(decisions_.get<uint32_t>(), mbs_.get<Macroblock>(), mb_count);
@@ -765,8 +768,6 @@ Status H264ReconCore::run(const h264::ReconJob& job, cudaStream_t s) {
   f.qpc = job.qpc;
   f.p_slice = job.p_slice;
 
-  int intra_count = 0;
-  for (int n : intra_counts) intra_count += n;
   const bool any_intra = intra_count > 0;
   GVC_TRY(progress_.reserve(2 * size_t(job.mb_height) * sizeof(unsigned)));
   unsigned* intra_progress = progress_.get<unsigned>();

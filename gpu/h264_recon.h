@@ -97,12 +97,14 @@ class H264ReconCore {
   Status prepare_decision(const h264::DecideJob& job, cudaStream_t s, const h264::MbIntraPrep** intra,
                           const h264::MbSatdRef** satd, MbPartitionField me_host[4]);
   // Pinned memory for mb_count macroblocks' decisions, packed (DecideJob::packed), in *out;
-  // decisions_packed() then says they are job.mbs's, and the next run() of those macroblocks
-  // uploads them as they are instead of packing them again.
+  // decisions_packed() then says they are job.mbs's, `intra` of them intra
+  // (DecideJob::intra_count), and the next run() of those macroblocks uploads them as they are
+  // instead of packing and counting them again.
   Status decision_staging(int mb_count, uint8_t** out);
-  void decisions_packed(const h264::Macroblock* mbs, int mb_count) {
+  void decisions_packed(const h264::Macroblock* mbs, int mb_count, int intra) {
     packed_mbs_ = mbs;
     packed_count_ = mb_count;
+    packed_intra_ = intra;
   }
   // A device buffer for the motion search's results against reference r (mb_count
   // macroblocks), which prepare_decision then reads where it is; null if it cannot be had.
@@ -184,7 +186,7 @@ class H264ReconCore {
   int band_rows_ = kBandRows;  // rows of a band: kBandRows, or the whole frame in one
   PinnedBuffer decisions_host_;  // the job's decisions, packed (kDecisionBytes each)
   const h264::Macroblock* packed_mbs_ = nullptr;  // decisions_packed(): whose they are
-  int packed_count_ = 0;
+  int packed_count_ = 0, packed_intra_ = 0;
   DeviceBuffer decisions_;
 };
 

@@ -85,6 +85,9 @@ struct DecideJob {
   // out, optional: each macroblock's decision (its first kDecisionBytes) also here, packed in
   // raster order, written as it is decided (what a device's run() uploads).
   uint8_t* packed = nullptr;
+  // out, optional: how many of the macroblocks the decision made intra (counted as they are
+  // decided, so that a device's run() need not read them all again).
+  int* intra_count = nullptr;
   // Optional: called once the decision's inputs are ready, just before its wavefront takes
   // every core (the pipelined encoder waits there for the last frame's entropy coding).
   std::function<void()> before_wavefront;

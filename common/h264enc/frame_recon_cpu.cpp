@@ -32,9 +32,10 @@ class CpuReconstructor final : public FrameReconstructor {
       Progress v;
     };
     std::vector<RowDone> row_done(static_cast<size_t>(h));
-    std::atomic<int> next_row{0};
+    std::atomic<int> next_row{0}, intra{0};
     parallel_for(std::min(parallel_threads(), h), [&](int) {
       MbAnalysis t = a;
+      int my_intra = 0;
       for (int my; (my = next_row.fetch_add(1)) < h;) {
         for (int mx = 0; mx < w; mx++) {
           const int addr = my * w + mx;
@@ -47,10 +48,13 @@ class CpuReconstructor final : public FrameReconstructor {
           decide_mb(t, job.mbs[addr], job.intra_prep ? &job.intra_prep[addr] : nullptr);
           finish_mb_syntax(t.map, mx, my, job.mbs[addr]);
           if (job.packed) std::memcpy(job.packed + size_t(addr) * kDecisionBytes, &job.mbs[addr], kDecisionBytes);
+          my_intra += is_intra(job.mbs[addr].type);
           row_done[size_t(my)].v.set(mx + 1);
         }
       }
+      intra += my_intra;
     });
+    if (job.intra_count) *job.intra_count = intra.load();
     return Status();
   }
 
