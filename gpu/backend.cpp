@@ -205,7 +205,7 @@ class CudaH264Reconstructor final : public h264::FrameReconstructor {
     if (job.me) j.me = me_host_;  // the wavefront reads host copies
     prepare_ms_ = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
     GVC_TRY(core_.decision_staging(job.mb_width * job.mb_height, &j.packed));  // packed by the wavefront
-    int intra = 0;
+    int intra = -1;  // (a decision that does not count them leaves run() to)
     j.intra_count = &intra;
     GVC_TRY(cpu_->decide(j));
     core_.decisions_packed(job.mbs, job.mb_width * job.mb_height, intra);

@@ -22,8 +22,8 @@ using h264::Macroblock;
 using h264::ReconPicture;
 using h264::ReconRef;
 
-// A frame and its references as one kernel parameter (the kernels copy the references into
-// shared memory and point ReconPicture::refs at them).
+// A frame and its references as one kernel parameter (recon_inter copies the references into
+// shared memory and points ReconPicture::refs at them).
 struct KernelFrame {
   ReconPicture f;
   ReconRef refs[4];
@@ -96,14 +96,7 @@ __global__ void __launch_bounds__(32 * kInterWarps) recon_inter(KernelFrame k) {
   }
   if (lane == 0) {
     mb.cbp = uint8_t(cbp_luma | cbp_chroma << 4);
-    // a P_Skip candidate with coded coefficients goes as P_L0_16x16 (reconstruct_mb)
-    if (mb.type == h264::MbType::PSkip) {
-      if (mb.cbp) {
-        mb.type = h264::MbType::PL0_16x16;
-      } else {
-        mb.mvd[0][0] = mb.mvd[0][1] = 0;
-      }
-    }
+    h264::finish_skip_candidate(mb);
   }
 }
 
@@ -784,7 +777,7 @@ Status H264ReconCore::run(const h264::ReconJob& job, cudaStream_t s) {
   // Packed on several threads, which count the intra macroblocks on the way, unless the
   // decision packed and counted them as it made them (decision_staging(), decisions_packed()).
   int intra_count = 0;
-  if (packed_mbs_ == job.mbs && packed_count_ == mb_count) {
+  if (packed_mbs_ == job.mbs && packed_count_ == mb_count && packed_intra_ >= 0) {
     intra_count = packed_intra_;
   } else {
     int intra_counts[8] = {};

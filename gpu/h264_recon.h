@@ -98,8 +98,8 @@ class H264ReconCore {
                           const h264::MbSatdRef** satd, MbPartitionField me_host[4]);
   // Pinned memory for mb_count macroblocks' decisions, packed (DecideJob::packed), in *out;
   // decisions_packed() then says they are job.mbs's, `intra` of them intra
-  // (DecideJob::intra_count), and the next run() of those macroblocks uploads them as they are
-  // instead of packing and counting them again.
+  // (DecideJob::intra_count; negative: not counted), and the next run() of those macroblocks
+  // uploads them as they are instead of packing and counting them again.
   Status decision_staging(int mb_count, uint8_t** out);
   void decisions_packed(const h264::Macroblock* mbs, int mb_count, int intra) {
     packed_mbs_ = mbs;

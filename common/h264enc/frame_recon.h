@@ -88,8 +88,9 @@ struct DecideJob {
   // out, optional: how many of the macroblocks the decision made intra (counted as they are
   // decided, so that a device's run() need not read them all again).
   int* intra_count = nullptr;
-  // Optional: called once the decision's inputs are ready, just before its wavefront takes
-  // every core (the pipelined encoder waits there for the last frame's entropy coding).
+  // Optional: called on decide()'s thread once the decision's inputs are ready, just before its
+  // wavefront takes every core (the pipelined encoder waits there for the last frame's entropy
+  // coding); called again if the same job is decided again.
   std::function<void()> before_wavefront;
 };
 

@@ -4,10 +4,10 @@
 // vectors, from the source picture), then reconstructs them here in an order where the left,
 // upper-left, upper and upper-right macroblocks are done before each intra macroblock (raster
 // order on the CPU, a wavefront on the GPU); inter macroblocks only read the references.
-// The same code runs on both, so both give the same bits; the GPU's intra wavefront shares
-// each macroblock among threads (gpu/h264_recon.cu) with its per-block steps
-// (macroblock.h's luma_block_levels and the like), and Intra_4x4's transform and
-// quantisation written out a sample per thread, checked against this code by checkgpu.
+// The same arithmetic runs on both, so both give the same bits: the GPU's kernels share each
+// macroblock among threads (gpu/h264_recon.cu) with its per-block steps (macroblock.h's
+// luma_block_levels and the like; Intra_4x4's transform and quantisation written out a sample
+// per thread), checked against this code by checkgpu.
 #pragma once
 
 #include <cstdint>
@@ -68,13 +68,23 @@ GVC_HD I4Neighbours i4_neighbours(const MbMap& map, int mx, int my, int bx, int 
 // Bits of an I_PCM macroblock: mb_type, at most 7 pcm_alignment_zero_bits, 384 samples.
 GVC_HD int pcm_mb_bits(bool p_slice) { return ue_bits(p_slice ? 30 : 25) + 7 + 384 * 8; }
 
-// The prediction buffers of reconstruct_mb: on the stack of a CPU caller, in shared memory
-// for a GPU thread (its stack, as local memory, is reserved for every thread the device can
-// hold at once, however few run).
+// The prediction buffers of reconstruct_mb (the CPU's; a GPU kernel keeps its own in shared
+// memory, as a thread's stack is local memory reserved for every thread the device can hold).
 struct MbScratch {
   uint8_t pred[256];       // luma, stride 16 (Intra_4x4: the current block, stride 4)
   uint8_t cpred[2][64];    // Cb, Cr, stride 8
 };
+
+// An inter macroblock once its cbp is known: a P_Skip candidate with coded coefficients goes
+// as P_L0_16x16 with the mvd the decision stored in mvd[0]; one without stays P_Skip.
+GVC_HD void finish_skip_candidate(Macroblock& mb) {
+  if (mb.type != MbType::PSkip) return;
+  if (mb.cbp) {
+    mb.type = MbType::PL0_16x16;
+  } else {
+    mb.mvd[0][0] = mb.mvd[0][1] = 0;
+  }
+}
 
 // The source and reconstruction planes of `f` at macroblock (mx, my).
 GVC_HD MbPixels mb_pixels(const ReconPicture& f, int mx, int my) {
@@ -121,13 +131,7 @@ GVC_HD void reconstruct_mb(const ReconPicture& f, int mx, int my, MbScratch& s) 
     mb.cbp = 0;
     code_luma16x16(px, pred, f.qp, false, mb);
     code_chroma(px, cpred, f.qpc, false, mb);
-    if (mb.type == MbType::PSkip) {
-      if (mb.cbp) {
-        mb.type = MbType::PL0_16x16;
-      } else {
-        mb.mvd[0][0] = mb.mvd[0][1] = 0;
-      }
-    }
+    finish_skip_candidate(mb);
     return;
   }
 
