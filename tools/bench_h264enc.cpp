@@ -148,14 +148,9 @@ int main(int argc, char** argv) {
   const auto start = std::chrono::steady_clock::now();
   for (int i = 0; i < frames; i++) {
     const std::vector<uint8_t>& fr = clip[size_t(i)];
-    gvc::h264::FrameIn in;
     const uint8_t* base = device_input ? static_cast<const uint8_t*>(device_clip[size_t(i)]) : fr.data();
+    gvc::h264::FrameIn in = gvc::bench::i420_frame_in(base, w, h);
     in.loc = device_input ? gvc::MemoryLocation::Device : gvc::MemoryLocation::Host;
-    in.plane[0] = base;
-    in.plane[1] = base + size_t(w) * h;
-    in.plane[2] = in.plane[1] + size_t(w / 2) * (h / 2);
-    in.stride[0] = w;
-    in.stride[1] = in.stride[2] = w / 2;
     gvc::h264::EncodedFrame out;
     const auto t0 = std::chrono::steady_clock::now();
     st = enc.encode(in, false, out);

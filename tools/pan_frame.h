@@ -5,6 +5,8 @@
 #include <cstdint>
 #include <vector>
 
+#include "common/h264enc/picture.h"
+
 namespace gvc::bench {
 
 // Frame i of a pan of (2, 1) samples per frame over the luma picture px(x, y) reads (the
@@ -24,6 +26,18 @@ std::vector<uint8_t> pan_frame(Px px, int w, int h, int i) {
       v[size_t(y) * size_t(w / 2) + size_t(x)] = uint8_t(192 - px(ox / 2 + x + 100, oy / 2 + y + 1200) / 2);
     }
   return fr;
+}
+
+// The encoder's view of a contiguous w x h I420 frame at `fr` (pan_frame's layout; host
+// memory, or device memory with loc set by the caller).
+inline h264::FrameIn i420_frame_in(const uint8_t* fr, int w, int h) {
+  h264::FrameIn in;
+  in.plane[0] = fr;
+  in.plane[1] = fr + size_t(w) * size_t(h);
+  in.plane[2] = in.plane[1] + size_t(w / 2) * size_t(h / 2);
+  in.stride[0] = w;
+  in.stride[1] = in.stride[2] = w / 2;
+  return in;
 }
 
 }  // namespace gvc::bench

@@ -51,16 +51,6 @@ struct Clip {
   }
 };
 
-FrameIn frame_in(const std::vector<uint8_t>& fr, int w, int h) {
-  FrameIn in;
-  in.plane[0] = fr.data();
-  in.plane[1] = fr.data() + size_t(w) * h;
-  in.plane[2] = in.plane[1] + size_t(w / 2) * (h / 2);
-  in.stride[0] = w;
-  in.stride[1] = in.stride[2] = w / 2;
-  return in;
-}
-
 uint64_t fnv1a(uint64_t h, const uint8_t* p, size_t n) {
   for (size_t i = 0; i < n; i++) h = (h ^ p[i]) * 0x100000001b3ull;
   return h;
@@ -95,7 +85,7 @@ int check(const Clip& clip) {
     for (int i = 0; i < c.frames; i++) {
       const std::vector<uint8_t> fr = clip.frame(c.w, c.h, i, c.noise, rng);
       EncodedFrame out;
-      if (!enc.encode(frame_in(fr, c.w, c.h), false, out).ok()) return 1;
+      if (!enc.encode(gvc::bench::i420_frame_in(fr.data(), c.w, c.h), false, out).ok()) return 1;
       hash = fnv1a(hash, out.annexb.data(), out.annexb.size());
       bytes += out.annexb.size();
       for (int t = 0; t < 8; t++) count[t] += out.stats.count(MbType(t));
@@ -150,7 +140,7 @@ int bench(const Clip& clip, int frames, int reps, int qp, const std::string& cac
     for (int i = 0; i < frames; i++) {
       const std::vector<uint8_t> fr = clip.frame(w, h, i, 0, rng);
       EncodedFrame out;
-      if (!enc.encode(frame_in(fr, w, h), false, out).ok()) return 1;
+      if (!enc.encode(gvc::bench::i420_frame_in(fr.data(), w, h), false, out).ok()) return 1;
       coded.push_back({enc.macroblocks(), out.idr, out.stats.num_ref_idx_active, out.annexb.size()});
     }
     if (!cache.empty()) {

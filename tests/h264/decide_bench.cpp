@@ -155,14 +155,8 @@ bool encode(const std::vector<uint8_t>& pic, const Case& c, Results& res, uint64
   stream = 0xcbf29ce484222325ull;
   for (int i = 0; i < c.frames; i++) {
     const std::vector<uint8_t> fr = pan_frame(pic, c.w, c.h, i);
-    FrameIn in;
-    in.plane[0] = fr.data();
-    in.plane[1] = fr.data() + size_t(c.w) * c.h;
-    in.plane[2] = in.plane[1] + size_t(c.w / 2) * (c.h / 2);
-    in.stride[0] = c.w;
-    in.stride[1] = in.stride[2] = c.w / 2;
     EncodedFrame out;
-    if (!enc.encode(in, false, out).ok()) return false;
+    if (!enc.encode(gvc::bench::i420_frame_in(fr.data(), c.w, c.h), false, out).ok()) return false;
     stream = fnv1a(stream, out.annexb.data(), out.annexb.size());
   }
   return true;

@@ -90,14 +90,8 @@ void encode(bool deblock, Seen& seen) {
   ASSERT_TRUE(enc.init(p, &backend).ok());
   for (int f = 0; f < 4; f++) {
     const std::vector<uint8_t> frame = bench::pan_frame(texture, p.width, p.height, f);
-    FrameIn in;
-    in.plane[0] = frame.data();
-    in.plane[1] = frame.data() + size_t(p.width) * p.height;
-    in.plane[2] = in.plane[1] + size_t(p.width / 2) * (p.height / 2);
-    in.stride[0] = p.width;
-    in.stride[1] = in.stride[2] = p.width / 2;
     EncodedFrame out;
-    ASSERT_TRUE(enc.encode(in, false, out).ok()) << "frame " << f;
+    ASSERT_TRUE(enc.encode(bench::i420_frame_in(frame.data(), p.width, p.height), false, out).ok()) << "frame " << f;
   }
 }
 
