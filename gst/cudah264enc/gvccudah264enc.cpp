@@ -876,6 +876,17 @@ gvc_cuda_h264_enc_finish_oldest (GvcCudaH264Enc * self,
   return gst_video_encoder_finish_frame (enc, frame);  /* takes get_oldest_frame's reference */
 }
 
+/* The encoder's drain() with the CUDA context pushed: the last frame's macroblocks may
+ * still be on the GPU. */
+static gvc::Status
+gvc_cuda_h264_enc_drain (GvcCudaH264Enc * self, gvc::h264::EncodedFrame & out)
+{
+#if GVC_CUDAMV_CUDA
+  GvcCudaContextGuard guard (self->context);
+#endif
+  return self->engine->encoder.drain (out);
+}
+
 /* Pushes the access unit the pipeline holds, if any (EOS, new caps). */
 static GstFlowReturn
 gvc_cuda_h264_enc_push_held (GvcCudaH264Enc * self)
@@ -885,13 +896,7 @@ gvc_cuda_h264_enc_push_held (GvcCudaH264Enc * self)
 
   if (!e || !e->configured || e->failed)
     return GST_FLOW_OK;
-  gvc::Status st;
-  {
-#if GVC_CUDAMV_CUDA
-    GvcCudaContextGuard guard (self->context);  /* its macroblocks may still be on the GPU */
-#endif
-    st = e->encoder.drain (out);
-  }
+  const gvc::Status st = gvc_cuda_h264_enc_drain (self, out);
   if (!st.ok ()) {
     GST_ELEMENT_ERROR (self, LIBRARY, ENCODE,
         ("Encoding the last frame failed: %s.", st.message ().c_str ()),
@@ -1060,12 +1065,7 @@ gvc_cuda_h264_enc_handle_frame (GstVideoEncoder * enc,
     if (out.present && e->encoder.pipelined ())
       gvc_cuda_h264_enc_finish_oldest (self, out);
     gvc::h264::EncodedFrame dropped;
-    {
-#if GVC_CUDAMV_CUDA
-      GvcCudaContextGuard guard (self->context);
-#endif
-      (void) e->encoder.drain (dropped);
-    }
+    (void) gvc_cuda_h264_enc_drain (self, dropped);
     e->failed = true;
     gst_video_encoder_finish_frame (enc, frame);
     return GST_FLOW_ERROR;
@@ -1091,10 +1091,7 @@ gvc_cuda_h264_enc_flush (GstVideoEncoder * enc)
    * frame the pipeline holds is dropped with the base class's pending frames. */
   if (self->engine) {
     gvc::h264::EncodedFrame dropped;
-#if GVC_CUDAMV_CUDA
-    GvcCudaContextGuard guard (self->context);
-#endif
-    (void) self->engine->encoder.drain (dropped);
+    (void) gvc_cuda_h264_enc_drain (self, dropped);
     self->engine->rc.cancel_planned ();  /* it will never be sent */
     self->engine->force_idr = true;
   }
