@@ -2,31 +2,14 @@
 #include "common/util/progress.h"
 
 #include <chrono>
+#include <climits>
 #include <thread>
 
-#if defined(__linux__)
-#include <linux/futex.h>
-#include <sys/syscall.h>
-#include <unistd.h>
-
-#include <climits>
-#endif
+#include "common/util/futex.h"
 
 namespace gvc {
 
-// The futex is the atomic's int itself.
-static_assert(sizeof(std::atomic<int>) == sizeof(int) && std::atomic<int>::is_always_lock_free,
-              "Progress waits on its count's storage as a plain int");
-
 namespace {
-
-inline void cpu_relax() {
-#if defined(__x86_64__) || defined(__i386__)
-  __builtin_ia32_pause();
-#elif defined(__aarch64__)
-  asm volatile("yield");
-#endif
-}
 
 // About 10-30 us of polling (a pause is 40-140 cycles), then up to kYieldUs of yielding,
 // then sleep. Most waits of a wavefront end within a macroblock's time; sleeping at once
@@ -41,11 +24,7 @@ void Progress::set(int v) {
   value_.store(v, std::memory_order_seq_cst);
   // Seen after the store in the single total order: a waiter that counted itself before
   // this load is woken; one that counts itself later finds v before it sleeps.
-  if (sleepers_.load(std::memory_order_seq_cst) > 0) {
-#if defined(__linux__)
-    syscall(SYS_futex, reinterpret_cast<int*>(&value_), FUTEX_WAKE_PRIVATE, INT_MAX, nullptr, nullptr, 0);
-#endif
-  }
+  if (sleepers_.load(std::memory_order_seq_cst) > 0) futex_wake(value_, INT_MAX);
 }
 
 void Progress::advance(int v) {
@@ -53,11 +32,7 @@ void Progress::advance(int v) {
   while (seen < v && !value_.compare_exchange_weak(seen, v, std::memory_order_seq_cst)) {
   }
   if (seen >= v) return;
-  if (sleepers_.load(std::memory_order_seq_cst) > 0) {
-#if defined(__linux__)
-    syscall(SYS_futex, reinterpret_cast<int*>(&value_), FUTEX_WAKE_PRIVATE, INT_MAX, nullptr, nullptr, 0);
-#endif
-  }
+  if (sleepers_.load(std::memory_order_seq_cst) > 0) futex_wake(value_, INT_MAX);
 }
 
 void Progress::wait_for(int v, int yield_us) const {
@@ -73,15 +48,10 @@ void Progress::wait_for(int v, int yield_us) const {
   for (;;) {
     const int seen = value_.load(std::memory_order_acquire);
     if (seen >= v) return;
-#if defined(__linux__)
     sleepers_.fetch_add(1, std::memory_order_seq_cst);
     // Sleeps only while the count is still `seen` (the kernel checks it atomically).
-    if (value_.load(std::memory_order_seq_cst) == seen)
-      syscall(SYS_futex, reinterpret_cast<const int*>(&value_), FUTEX_WAIT_PRIVATE, seen, nullptr, nullptr, 0);
+    if (value_.load(std::memory_order_seq_cst) == seen) futex_wait(value_, seen);
     sleepers_.fetch_sub(1, std::memory_order_relaxed);
-#else
-    std::this_thread::yield();
-#endif
   }
 }
 

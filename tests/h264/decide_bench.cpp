@@ -1,15 +1,24 @@
 // decide_bench.cpp: CPU time of the mode decision on the CUDA backend's path (prepared intra searches and SATD caches) per P frame, and hashes of its decisions
 //
-// Usage: h264-decide-bench [--check] [--cold] [--frames N] [--reps N] [--qp QP] [--refs N] [--size WxH]
+// Usage: h264-decide-bench [--check] [--cold] [--wavefront] [--variants] [--frames N] [--reps N] [--qp QP] [--refs N] [--size WxH]
 // Encodes N frames of a pan over $GVC_ELEPHANTS (raw 4096x2304 luma; a synthetic picture
 // without it) on the CPU backend. Each P frame is prepared as the GPU would (prepare_intra_cpu,
 // prepare_satd_cpu), then decided `reps` times on one thread in raster order (decide_mb and
 // finish_mb_syntax per macroblock, what the wavefront's threads do between their waits; --cold:
 // with the caches evicted before each time, as the CUDA backend's inputs come from the GPU); prints
 // the median and fastest time per frame (this thread's CPU time, core-ms) and a hash of the decisions and of the stream.
+// --wavefront: also times the CPU reconstructor's wavefront (decide() on all cores, as the
+// encoder runs it) `reps` times per P frame on the same prepared inputs: its wall time and the
+// process's CPU time, to compare with the one thread's.
+// --variants: also times this file's copies of that wavefront on all threads and half of them,
+// taking one row at a time or pairs of rows that one thread decides together (a cross-core hand-over every group,
+// not every row), each with its threads' summed waits for the row above and their start
+// delays; their decisions are checked against the one thread's.
 // --check: several sizes, QPs, slice and reference counts and intra pruning, one decision each,
 // and the hashes only, to compare the decisions before and after a change to them.
 #include <algorithm>
+#include <atomic>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -24,6 +33,8 @@
 #include "common/h264enc/decide_mb.h"
 #include "common/h264enc/encoder.h"
 #include "common/h264enc/frame_recon.h"
+#include "common/util/parallel.h"
+#include "common/util/progress.h"
 #include "tests/h264/cpu_backend_with.h"
 #include "tools/pan_frame.h"
 
@@ -46,6 +57,18 @@ double thread_ms() {
   return double(ts.tv_sec) * 1e3 + double(ts.tv_nsec) * 1e-6;
 }
 
+double process_ms() {
+  timespec ts;
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return double(ts.tv_sec) * 1e3 + double(ts.tv_nsec) * 1e-6;
+}
+
+double wall_ms() {
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return double(ts.tv_sec) * 1e3 + double(ts.tv_nsec) * 1e-6;
+}
+
 double median(std::vector<double> v) {
   if (v.empty()) return 0;
   std::sort(v.begin(), v.end());
@@ -56,11 +79,75 @@ double median(std::vector<double> v) {
 struct Results {
   int reps = 1;
   bool cold = false;  // evict the caches before each decision (the CUDA backend's inputs come from the GPU)
+  bool wavefront = false;  // time the wavefront too
+  bool variants = false;   // and the variants of it
+  struct Variant {
+    int threads, rows;
+    std::vector<double> wall, core, wait, late;  // per P frame: medians over reps (ms)
+  };
+  std::vector<Variant> variant;
+  std::vector<double> wave_ms, wave_core_ms;  // per P frame: the medians over reps
   std::vector<double> ms;  // per P frame: the median over reps
   std::vector<double> best;
   uint64_t decisions = 0xcbf29ce484222325ull;
   int p_frames = 0;
 };
+
+// A copy of the CPU reconstructor's wavefront (frame_recon_cpu.cpp) on `threads` threads, each
+// claiming `rows` consecutive rows at a time and stepping through them together (macroblock x of
+// the group's row i at step x + 2i, so each row's (x + 1, y - 1) is this thread's own but for
+// the group's first row). Returns the wall time; `wait` gets the threads' summed time waiting
+// for the row above, `late` the last thread's start after the call (ms).
+double variant_wavefront(const DecideJob& job, Macroblock* mbs, int threads, int rows, double& wait, double& late) {
+  const MbAnalysis a = frame_analysis(job);
+  const int w = job.mb_width, h = job.mb_height;
+  struct alignas(64) RowDone {
+    Progress v;
+  };
+  std::vector<RowDone> row_done(static_cast<size_t>(h));
+  std::atomic<int> next_group{0};
+  std::atomic<long long> wait_ns{0}, late_ns{0};
+  const auto t0 = std::chrono::steady_clock::now();
+  parallel_for(std::min(threads, (h + rows - 1) / rows), [&](int) {
+    const auto start = std::chrono::steady_clock::now();
+    long long my_late = std::chrono::duration_cast<std::chrono::nanoseconds>(start - t0).count();
+    for (long long seen = late_ns.load(); seen < my_late && !late_ns.compare_exchange_weak(seen, my_late);) {
+    }
+    long long my_wait = 0;
+    MbAnalysis t = a;
+    for (int g; (g = next_group.fetch_add(1)) * rows < h;) {
+      const int y0 = g * rows, n_rows = std::min(rows, h - y0);
+      for (int s = 0; s < w + 2 * (n_rows - 1); s++) {
+        for (int i = 0; i < n_rows; i++) {
+          const int mx = s - 2 * i, my = y0 + i;
+          if (mx < 0 || mx >= w) continue;
+          const int addr = my * w + mx;
+          if (i == 0 && my > 0) {
+            const Progress& above = row_done[size_t(my - 1)].v;
+            const int need = std::min(mx + 2, w);
+            if (above.get() < need) {
+              const auto w0 = std::chrono::steady_clock::now();
+              above.wait_for(need);
+              my_wait += std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - w0).count();
+            }
+          }
+          t.map = MbMap{mbs, w, h, job.slice_of_mb[addr]};
+          t.mx = mx;
+          t.my = my;
+          t.intra_cand = job.intra_cand ? &job.intra_cand[addr] : nullptr;
+          t.satd = &job.satd[size_t(addr) * size_t(job.num_refs)];
+          decide_mb(t, mbs[addr], &job.intra_prep[addr]);
+          finish_mb_syntax(t.map, mx, my, mbs[addr]);
+          row_done[size_t(my)].v.set(mx + 1);
+        }
+      }
+    }
+    wait_ns += my_wait;
+  });
+  wait = double(wait_ns.load()) * 1e-6;
+  late = double(late_ns.load()) * 1e-6;
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+}
 
 // The CPU reconstructor; every P frame is also decided on one thread with the prepared results.
 class TimingReconstructor final : public FrameReconstructor {
@@ -106,6 +193,55 @@ class TimingReconstructor final : public FrameReconstructor {
     DecideJob j = job;
     j.intra_prep = prep.data();
     j.satd = satd.data();
+    if (res_.wavefront) {
+      std::vector<double> wall, core;
+      for (int rep = 0; rep < res_.reps; rep++) {
+        if (res_.cold) {
+          for (size_t i = 0; i < evict_.size(); i += 64) evict_[i]++;
+        }
+        const double w0 = wall_ms(), c0 = process_ms();
+        const Status st = cpu_->decide(j);
+        wall.push_back(wall_ms() - w0);
+        core.push_back(process_ms() - c0);
+        if (!st.ok()) return st;
+        for (size_t i = 0; i < n; i++)  // the wavefront decides as the one thread did
+          if (std::memcmp(&job.mbs[i], &mbs[i], kDecisionBytes) != 0)
+            return Status::error("decide-bench: the wavefront's decision of macroblock " + std::to_string(i) +
+                                 " differs from the one thread's");
+      }
+      res_.wave_ms.push_back(median(wall));
+      res_.wave_core_ms.push_back(median(core));
+      if (res_.variants && res_.variant.empty()) {
+        const int all = parallel_threads();
+        for (int threads : {all, all / 2})
+          for (int rows : {1, 2})
+            if (threads >= 2) res_.variant.push_back({threads, rows, {}, {}, {}, {}});
+      }
+      for (Results::Variant& v : res_.variant) {
+        std::vector<Macroblock> vm(n);
+        std::vector<double> vwall, vcore, vwait, vlate;
+        for (int rep = 0; rep < res_.reps; rep++) {
+          if (res_.cold) {
+            for (size_t i = 0; i < evict_.size(); i += 64) evict_[i]++;
+          }
+          double wait = 0, late = 0;
+          const double c0 = process_ms();
+          vwall.push_back(variant_wavefront(j, vm.data(), v.threads, v.rows, wait, late));
+          vcore.push_back(process_ms() - c0);
+          vwait.push_back(wait);
+          vlate.push_back(late);
+          for (size_t i = 0; i < n; i++)
+            if (std::memcmp(&vm[i], &mbs[i], kDecisionBytes) != 0)
+              return Status::error("decide-bench: a variant's decision of macroblock " + std::to_string(i) +
+                                   " differs from the one thread's");
+        }
+        v.wall.push_back(median(vwall));
+        v.core.push_back(median(vcore));
+        v.wait.push_back(median(vwait));
+        v.late.push_back(median(vlate));
+      }
+      return Status();
+    }
     return cpu_->decide(j);
   }
   Status run(const ReconJob& job) override { return cpu_->run(job); }
@@ -163,7 +299,7 @@ bool encode(const std::vector<uint8_t>& pic, const Case& c, Results& res, uint64
 }
 
 int usage() {
-  std::fprintf(stderr, "usage: h264-decide-bench [--check] [--cold] [--frames N] [--reps N] [--qp QP] [--refs N] [--size WxH]\n");
+  std::fprintf(stderr, "usage: h264-decide-bench [--check] [--cold] [--wavefront] [--variants] [--frames N] [--reps N] [--qp QP] [--refs N] [--size WxH]\n");
   return 2;
 }
 
@@ -172,11 +308,11 @@ int usage() {
 int main(int argc, char** argv) {
   Case c;
   int reps = 10;
-  bool check = false, cold = false;
+  bool check = false, cold = false, wavefront = false, variants = false;
   for (int i = 1; i < argc; i++) {
     const std::string a = argv[i];
-    if (a == "--check" || a == "--cold") {
-      (a == "--check" ? check : cold) = true;
+    if (a == "--check" || a == "--cold" || a == "--wavefront" || a == "--variants") {
+      (a == "--check" ? check : a == "--cold" ? cold : a == "--wavefront" ? wavefront : variants) = true;
       continue;
     }
     const char* v = i + 1 < argc ? argv[++i] : nullptr;
@@ -212,14 +348,29 @@ int main(int argc, char** argv) {
   Results res;
   res.reps = reps;
   res.cold = cold;
+  wavefront = wavefront || variants;
+  res.wavefront = wavefront;
+  res.variants = variants;
   uint64_t stream = 0;
   if (!encode(pic, c, res, stream)) return 1;
-  for (int i = 0; i < res.p_frames; i++)
-    std::printf("P frame %d: decide %.2f ms median, %.2f fastest (one thread)\n", i + 1, res.ms[size_t(i)],
+  for (int i = 0; i < res.p_frames; i++) {
+    std::printf("P frame %d: decide %.2f ms median, %.2f fastest (one thread)", i + 1, res.ms[size_t(i)],
                 res.best[size_t(i)]);
+    if (wavefront)
+      std::printf("; wavefront on %d threads %.3f ms, %.2f core-ms (medians)", parallel_threads(),
+                  res.wave_ms[size_t(i)], res.wave_core_ms[size_t(i)]);
+    std::printf("\n");
+  }
   std::printf("%dx%d qp %d refs %d: %.2f ms per P frame (median of the frames' medians), %.2f fastest, decisions "
               "%016llx stream %016llx\n",
               c.w, c.h, c.qp, c.refs, median(res.ms), *std::min_element(res.best.begin(), res.best.end()),
               (unsigned long long)res.decisions, (unsigned long long)stream);
+  if (wavefront)
+    std::printf("wavefront on %d threads: %.3f ms per P frame, %.2f core-ms (median of the frames' medians)\n",
+                parallel_threads(), median(res.wave_ms), median(res.wave_core_ms));
+  for (const Results::Variant& v : res.variant)
+    std::printf("variant: %2d threads, %d rows a claim: %.3f ms, %.2f core-ms, waits %.2f ms summed, last start %.3f ms "
+                "(medians)\n",
+                v.threads, v.rows, median(v.wall), median(v.core), median(v.wait), median(v.late));
   return 0;
 }

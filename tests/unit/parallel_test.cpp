@@ -1,7 +1,8 @@
-// parallel_test.cpp: parallel_for runs every index once, in loops nested and called from several threads at once, and lets an index wait for a lower one
+// parallel_test.cpp: parallel_for runs every index once, in loops nested and called from several threads at once, lets an index wait for a lower one, and returns after the last
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <chrono>
 #include <thread>
 #include <vector>
 
@@ -35,6 +36,20 @@ TEST(Parallel, AnIndexMayWaitForALowerOne) {
     stage[size_t(i)] = 2;
   });
   for (int i = 0; i < n; i++) EXPECT_EQ(stage[size_t(i)].load(), 2);
+}
+
+// The caller runs out of indices long before a worker's index ends: it sleeps until the last
+// worker leaves, then sees everything the workers wrote (plain ints, no atomics).
+TEST(Parallel, TheCallerWaitsForItsWorkersAndSeesTheirWrites) {
+  for (int rep = 0; rep < 5; rep++) {
+    const int n = 2 * parallel_threads();
+    std::vector<int> written(static_cast<size_t>(n), 0);
+    parallel_for(n, [&](int i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(i == n - 1 ? 30 : 2));
+      written[size_t(i)] = i + 1;
+    });
+    for (int i = 0; i < n; i++) ASSERT_EQ(written[size_t(i)], i + 1) << "rep " << rep << " index " << i;
+  }
 }
 
 // Loops inside loops, and loops from eight threads at once (16 encoders in one process share
