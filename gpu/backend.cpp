@@ -201,7 +201,7 @@ class CudaH264Reconstructor final : public h264::FrameReconstructor {
     GVC_TRY(state_->enter());
     h264::DecideJob j = job;
     const auto t0 = std::chrono::steady_clock::now();
-    GVC_TRY(core_.prepare_decision(job, state_->stream.get(), &j.intra_prep, &j.satd, me_host_));
+    GVC_TRY(core_.prepare_decision(job, state_->stream.get(), &j.intra_prep, &j.satd, &j.presel, me_host_));
     if (job.me) j.me = me_host_;  // the wavefront reads host copies
     prepare_ms_ = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
     GVC_TRY(core_.decision_staging(job.mb_width * job.mb_height, &j.packed));  // packed by the wavefront

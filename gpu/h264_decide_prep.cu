@@ -94,12 +94,12 @@ static_assert(kEntries < 256, "owner holds an entry in a byte");
 
 // Every macroblock's SatdSlots (its pre-selection), a thread each: satd_cache's blocks read
 // them rather than each wait on one thread's pre-selection (29 % of its time).
-__global__ void satd_slots_of(h264::MbAnalysis a, h264::SatdSlots* out) {
+__global__ void satd_slots_of(h264::MbAnalysis a, h264::SatdSlots* out, h264::Preselection* presel) {
   const int i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= a.map.mb_width * a.map.mb_height) return;
   a.mx = i % a.map.mb_width;
   a.my = i / a.map.mb_width;
-  out[i] = h264::satd_slots(a);
+  out[i] = h264::satd_slots(a, presel ? &presel[i] : nullptr);
 }
 
 static_assert(sizeof(h264::SatdSlots) <= kSatdThreads, "satd_cache copies SatdSlots a byte a thread");
@@ -180,10 +180,11 @@ __global__ void __launch_bounds__(kSatdThreads) satd_cache(h264::MbAnalysis a, c
 
 }  // namespace
 
-Status launch_satd_slots(const h264::MbAnalysis& a, h264::SatdSlots* slots, cudaStream_t s) {
+Status launch_satd_slots(const h264::MbAnalysis& a, h264::SatdSlots* slots, h264::Preselection* presel,
+                         cudaStream_t s) {
   const int mb_count = a.map.mb_width * a.map.mb_height;
   if (mb_count <= 0 || a.num_refs <= 0) return {};
-  satd_slots_of<<<(mb_count + 127) / 128, 128, 0, s>>>(a, slots);
+  satd_slots_of<<<(mb_count + 127) / 128, 128, 0, s>>>(a, slots, presel);
   GVC_CUDA_TRY(cudaGetLastError());
   return {};
 }

@@ -1,4 +1,4 @@
-// h264_decide_prep.h (gpu): what the H.264 encoder's decision computes before its wavefront, on the GPU: the intra search (intra_prep.h) and the SATD caches (satd_cache.h)
+// h264_decide_prep.h (gpu): what the H.264 encoder's decision computes before its wavefront, on the GPU: the intra search (intra_prep.h), the SATD caches (satd_cache.h) and the pre-selections (inter_preselect.h)
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -22,10 +22,12 @@ namespace cuda {
 Status launch_intra_prep(const h264::MbAnalysis& a, const uint16_t* slice_of_mb, h264::Macroblock* stand_in,
                          const IntraMbCandidates* cand, h264::MbIntraPrep* out, cudaStream_t s);
 
-// Every macroblock's SatdSlots (satd_slots: its pre-selection) into slots[mb_addr] (device
-// memory), asynchronously on stream s, from a's ME results (a.me) and flags; it reads no
-// reference, so it may run before them.
-Status launch_satd_slots(const h264::MbAnalysis& a, h264::SatdSlots* slots, cudaStream_t s);
+// Every macroblock's SatdSlots (satd_slots: its pre-selection) into slots[mb_addr] and, where
+// `presel` is not null and a.flags.preselect, the pre-selection itself into presel[mb_addr]
+// (device memory), asynchronously on stream s, from a's ME results (a.me) and flags; it reads
+// no reference, so it may run before them.
+Status launch_satd_slots(const h264::MbAnalysis& a, h264::SatdSlots* slots, h264::Preselection* presel,
+                         cudaStream_t s);
 
 // The SATD caches of every macroblock and each of a.num_refs references into
 // out[mb_addr * num_refs + r], asynchronously on stream s, after launch_satd_slots' `slots`.

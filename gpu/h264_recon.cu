@@ -596,9 +596,11 @@ MbPartitions* H264ReconCore::motion_results(int r, int mb_count) {
 }
 
 Status H264ReconCore::prepare_decision(const h264::DecideJob& job, cudaStream_t s, const h264::MbIntraPrep** intra,
-                                       const h264::MbSatdRef** satd, MbPartitionField me_host[4]) {
+                                       const h264::MbSatdRef** satd, const h264::Preselection** presel,
+                                       MbPartitionField me_host[4]) {
   *intra = nullptr;
   *satd = nullptr;
+  *presel = nullptr;
   GVC_TRY(wait_rows(rows_height_));  // the last run()'s rows read mbs_, which run() writes next
   const int mb_count = job.mb_width * job.mb_height;
   if (job.num_refs < 0 || job.num_refs > 4) return Status::error("at most 4 reference pictures");
@@ -637,11 +639,27 @@ Status H264ReconCore::prepare_decision(const h264::DecideJob& job, cudaStream_t 
   // device, on the search's stream (which wrote them), beside the loop filter too.
   bool me_on_device = job.me && job.num_refs > 0;
   for (int r = 0; me_on_device && r < job.num_refs; r++) me_on_device = job.me[r].loc == MemoryLocation::Device;
+  // With the slots, each macroblock's pre-selection, which the wavefront then need not make.
+  const bool want_presel = job.num_refs > 0 && job.analysis.flags.preselect;
+  const size_t presel_bytes = size_t(mb_count) * sizeof(h264::Preselection);
+  const auto slots = [&](const h264::MbAnalysis& sa, cudaStream_t on) -> Status {
+    GVC_TRY(satd_slots_.reserve(size_t(mb_count) * sizeof(h264::SatdSlots)));
+    if (want_presel) {
+      GVC_TRY(presel_.reserve(presel_bytes));
+      GVC_TRY(presel_host_.reserve(presel_bytes));
+    }
+    GVC_TRY(launch_satd_slots(sa, satd_slots_.get<h264::SatdSlots>(),
+                              want_presel ? presel_.get<h264::Preselection>() : nullptr, on));
+    if (want_presel)
+      GVC_CUDA_TRY(cudaMemcpyAsync(presel_host_.get(), presel_.get(), presel_bytes, cudaMemcpyDeviceToHost, on));
+    return {};
+  };
+  bool presel_made = false;
   if (me_on_device) {
     h264::MbAnalysis sa = a;
     for (int r = 0; r < job.num_refs; r++) sa.me[r] = job.me[r].data;
-    GVC_TRY(satd_slots_.reserve(size_t(mb_count) * sizeof(h264::SatdSlots)));
-    GVC_TRY(launch_satd_slots(sa, satd_slots_.get<h264::SatdSlots>(), analysis_ ? analysis_ : s));
+    GVC_TRY(slots(sa, analysis_ ? analysis_ : s));
+    presel_made = want_presel;
   }
   if (analysis_ && analysis_ != s) {  // the motion search's results, its reads of src_, the intra search
     GVC_TRY(analysis_done_.record(analysis_));
@@ -694,8 +712,8 @@ Status H264ReconCore::prepare_decision(const h264::DecideJob& job, cudaStream_t 
     GVC_TRY(satd_.reserve(satd_bytes));
     GVC_TRY(satd_host_.reserve(satd_bytes));
     if (!me_on_device) {
-      GVC_TRY(satd_slots_.reserve(size_t(mb_count) * sizeof(h264::SatdSlots)));
-      GVC_TRY(launch_satd_slots(a, satd_slots_.get<h264::SatdSlots>(), s));
+      GVC_TRY(slots(a, s));
+      presel_made = want_presel;
     }
     GVC_TRY(launch_satd_cache(a, satd_slots_.get<h264::SatdSlots>(), satd_.get<h264::MbSatdRef>(), s));
     GVC_CUDA_TRY(cudaMemcpyAsync(satd_host_.get(), satd_.get(), satd_bytes, cudaMemcpyDeviceToHost, s));
@@ -709,6 +727,7 @@ Status H264ReconCore::prepare_decision(const h264::DecideJob& job, cudaStream_t 
   if (me_down) GVC_TRY(me_on_host_.synchronize("motion search results"));
   *intra = intra_prep_host_.get<h264::MbIntraPrep>();
   if (refs_held) *satd = satd_host_.get<h264::MbSatdRef>();
+  if (presel_made) *presel = presel_host_.get<h264::Preselection>();
   return {};
 }
 

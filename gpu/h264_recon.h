@@ -90,12 +90,15 @@ class H264ReconCore {
   // What the decision of `job` can take from before its wavefront, computed on the GPU on
   // stream s and waited for: prepare_intra of every macroblock (intra_prep.h) into *intra and,
   // for a P slice whose references the device holds, the SATD caches (satd_cache.h) into *satd
-  // (else null). Both point at host memory valid until the next call. The source goes up
+  // and, with job.analysis.flags.preselect, every macroblock's pre-selection (inter_preselect.h,
+  // made with the caches' slots) into *presel (else null). They point at host memory valid
+  // until the next call. The source goes up
   // here unless job.src_on_device. me_host[0, job.num_refs) receive host views of job.me:
   // fields in device memory (motion_results()) are read there and downloaded meanwhile, host
   // ones are uploaded for the SATD caches and passed on as they are.
   Status prepare_decision(const h264::DecideJob& job, cudaStream_t s, const h264::MbIntraPrep** intra,
-                          const h264::MbSatdRef** satd, MbPartitionField me_host[4]);
+                          const h264::MbSatdRef** satd, const h264::Preselection** presel,
+                          MbPartitionField me_host[4]);
   // Pinned memory for mb_count macroblocks' decisions, packed (DecideJob::packed), in *out;
   // decisions_packed() then says they are job.mbs's, `intra` of them intra
   // (DecideJob::intra_count; negative: not counted), and the next run() of those macroblocks
@@ -148,8 +151,9 @@ class H264ReconCore {
   DeviceBuffer filters_;   // per macroblock: the loop filter's MbFilters (deblock_frame)
   DeviceBuffer slice_of_mb_, intra_cand_, intra_prep_, me_[4], satd_;
   DeviceBuffer satd_slots_;  // per macroblock: the SATD caches' slots (launch_satd_slots)
+  DeviceBuffer presel_;      // per macroblock: its pre-selection (launch_satd_slots), down to presel_host_
   DeviceBuffer me_pred_;  // me_predictors()
-  PinnedBuffer intra_prep_host_, satd_host_, me_staging_, src_staging_;
+  PinnedBuffer intra_prep_host_, satd_host_, presel_host_, me_staging_, src_staging_;
   PinnedBuffer levels_staging_, staging_;  // run()'s downloads: the macroblocks, the rest
   std::vector<StagedCopy> pending_;         // what finish() copies out of staging_
   bool pending_on_device_ = false;          // the pending run() kept its reconstruction

@@ -63,6 +63,9 @@ struct MbAnalysis {
   const IntraMbCandidates* intra_cand = nullptr;
   // P slices: this macroblock's SATD cache (satd_cache.h), one per reference; null: none.
   const struct MbSatdRef* satd = nullptr;
+  // P slices: this macroblock's pre-selection (inter_preselect.h) made before the decision's
+  // wavefront (on the GPU, with the SATD caches' slots); null: choose_inter makes it.
+  const struct Preselection* presel = nullptr;
   int max_mv_y = 2048;  // |vertical vector| limit in quarter-pel (MaxVmvR of the level, Table A-1)
 };
 

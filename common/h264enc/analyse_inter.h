@@ -57,8 +57,9 @@ struct PartResult {
 class PartitionSearch {
  public:
   // `sel`: the macroblock's pre-selection, or null without one.
-  GVC_HD PartitionSearch(const MbAnalysis& a, const MbPixels& px, const Preselection* sel) : a_(a), px_(px) {
-    if (a.satd) slots_ = satd_slots(sel);
+  GVC_HD PartitionSearch(const MbAnalysis& a, const MbPixels& px, const Preselection* sel)
+      : a_(a), px_(px), around_(&a.map, a.mx, a.my, nullptr), has_sel_(sel != nullptr) {
+    if (sel) sel_ = *sel;
   }
 
   // Searches the partition at (x, y), w x h (4x4 units) over references [ref_lo, ref_hi]
@@ -67,7 +68,7 @@ class PartitionSearch {
   GVC_HD PartResult search(const MotionState& state, int x, int y, int w, int h, int ref_lo, int ref_hi,
                     bool count_ref) const {
     PartResult best;
-    MvContext ctx{&a_.map, a_.mx, a_.my, &state};
+    const MvContext ctx(around_, &state);
     const int idx = me_partition_index(x, y, w, h);
     for (int r = ref_lo; r <= ref_hi; r++) {
       int16_t mvp[2];
@@ -76,7 +77,7 @@ class PartitionSearch {
       const MvCost& me16 = a_.me[r][a_.my * a_.map.mb_width + a_.mx].part[kPart16x16];
       const int bias = count_ref ? a_.lambda * ref_bits(r, a_.num_refs) : 0;
       SatdLookup lookup;
-      if (a_.satd) lookup = satd_lookup(a_, slots_, r, idx);
+      if (a_.satd) lookup = satd_lookup(a_, slot_of(idx), r, idx);
       const SatdLookup* lk = a_.satd ? &lookup : nullptr;
       // Candidates: the ME core's vector for this partition, the predictor (mvd 0), and the
       // ME core's 16x16 vector (the whole macroblock often moves together).
@@ -94,6 +95,9 @@ class PartitionSearch {
     return best;
   }
 
+  // The macroblock's neighbours (for its P_Skip vector).
+  GVC_HD const MvContext& around() const { return around_; }
+
   // J of vector mv on reference r for the partition, without ref_idx bits; INT_MAX when mv
   // is out of the level's range. The prediction and its SATD go by rows of 4x4 blocks, and
   // once the sum reaches `bound` the rest is skipped and a cost of at least `bound` returned:
@@ -101,7 +105,8 @@ class PartitionSearch {
   GVC_HD int cost_of(int x, int y, int w, int h, int r, const int16_t mv[2], const int16_t mvp[2],
                      int bound = INT_MAX) const {
     if (!a_.satd) return cost_at(x, y, w, h, r, mv, mvp, bound, nullptr);
-    const SatdLookup lk = satd_lookup(a_, slots_, r, me_partition_index(x, y, w, h));
+    const int idx = me_partition_index(x, y, w, h);
+    const SatdLookup lk = satd_lookup(a_, slot_of(idx), r, idx);
     return cost_at(x, y, w, h, r, mv, mvp, bound, &lk);
   }
 
@@ -137,26 +142,64 @@ class PartitionSearch {
   // an approximate one), while they improve, at most twice.
   GVC_HD void refine(int x, int y, int w, int h, PartResult& rb, const SatdLookup* lk) const {
     for (int iter = 0; iter < 2; iter++) {
-      int16_t center[2] = {rb.mv[0], rb.mv[1]};
+      const int16_t center[2] = {rb.mv[0], rb.mv[1]};
       bool moved = false;
-      for (int k = 0; k < 9; k++) {
-        if (k == 4) continue;
-        int16_t c[2] = {int16_t(center[0] + k % 3 - 1), int16_t(center[1] + k / 3 - 1)};
-        int cost = cost_at(x, y, w, h, rb.ref, c, rb.mvp, rb.cost, lk);
-        if (cost < rb.cost) {
-          rb.cost = cost;
-          rb.mv[0] = c[0];
-          rb.mv[1] = c[1];
-          moved = true;
+      if (step_in_grid(center, lk)) {
+        // cost_at's costs, each vector's bits from its column's and its row's, and its SATD read
+        // from the grid's 3x3 cells around the centre
+        int bits_x[3], bits_y[3];
+        for (int d = 0; d < 3; d++) {
+          bits_x[d] = se_bits_fast(center[0] + d - 1 - rb.mvp[0]);
+          bits_y[d] = se_bits_fast(center[1] + d - 1 - rb.mvp[1]);
+        }
+        const uint16_t* cells = lk->near + 5 * (center[1] - lk->cy + 1) + (center[0] - lk->cx + 1);
+        for (int k = 0; k < 9; k++) {
+          if (k == 4) continue;
+          const int dx = k % 3, dy = k / 3;
+          const int16_t c[2] = {int16_t(center[0] + dx - 1), int16_t(center[1] + dy - 1)};
+          const int bits = a_.lambda * (bits_x[dx] + bits_y[dy]);
+          const uint16_t satd = cells[5 * dy + dx];
+          const int cost = satd != kSatdMiss ? bits + satd : computed_cost(x, y, w, h, rb.ref, c, bits, rb.cost);
+          if (cost < rb.cost) {
+            rb.cost = cost;
+            rb.mv[0] = c[0];
+            rb.mv[1] = c[1];
+            moved = true;
+          }
+        }
+      } else {
+        for (int k = 0; k < 9; k++) {
+          if (k == 4) continue;
+          int16_t c[2] = {int16_t(center[0] + k % 3 - 1), int16_t(center[1] + k / 3 - 1)};
+          int cost = cost_at(x, y, w, h, rb.ref, c, rb.mvp, rb.cost, lk);
+          if (cost < rb.cost) {
+            rb.cost = cost;
+            rb.mv[0] = c[0];
+            rb.mv[1] = c[1];
+            moved = true;
+          }
         }
       }
       if (!moved) break;
     }
   }
 
+  // Whether the 3x3 step around `center` lies in the cached 5x5 grid `lk` (a refined
+  // partition's, around its ME vector) and in the level's vector range: refine's quick case.
+  GVC_HD bool step_in_grid(const int16_t center[2], const SatdLookup* lk) const {
+    return lk && lk->near && lk->rad == 2 && unsigned(center[0] - lk->cx + 1) <= 2u &&
+           unsigned(center[1] - lk->cy + 1) <= 2u && center[1] - 1 >= -a_.max_mv_y &&
+           center[1] + 1 <= a_.max_mv_y - 1 && center[0] - 1 >= -8192 && center[0] + 1 <= 8191;
+  }
+
   const MbAnalysis& a_;
   const MbPixels& px_;
-  SatdSlots slots_;  // with a_.satd
+  MvContext around_;  // the neighbouring macroblocks, found once for every partition's mvpL0
+  Preselection sel_;  // the macroblock's pre-selection, with has_sel_
+  bool has_sel_;
+
+  // The SATD caches' slot of ME partition `idx` (satd_slots' of the pre-selection).
+  GVC_HD SatdSlot slot_of(int idx) const { return satd_slot_of(has_sel_ ? &sel_ : nullptr, idx); }
 };
 
 GVC_HD void commit(InterChoice& c, int x, int y, int w, int h, const PartResult& r) {
@@ -227,7 +270,7 @@ GVC_HD void choose_inter(const MbAnalysis& a, const MbPixels& px, InterChoice& o
   using namespace analyse_inter_detail;
   const DecideFlags& p = a.flags;
   Preselection sel;
-  if (p.preselect) sel = preselect(a);
+  if (p.preselect) sel = a.presel ? *a.presel : preselect(a);
   PartitionSearch ps(a, px, p.preselect ? &sel : nullptr);
   out = choose_mb_partitions(ps, MbType::PL0_16x16, a.lambda, a.num_refs);
   auto consider = [&](const InterChoice& c) {
@@ -249,7 +292,7 @@ GVC_HD void choose_inter(const MbAnalysis& a, const MbPixels& px, InterChoice& o
   InterChoice skip;
   skip.type = MbType::PSkip;
   int16_t mv[2];
-  predict_mv_skip(a.map, a.mx, a.my, mv);
+  predict_mv_skip(ps.around(), mv);
   const int16_t zero[2] = {mv[0], mv[1]};
   skip.cost = ps.cost_of(0, 0, 4, 4, 0, mv, zero, out.cost);  // kept only below out.cost
   skip.motion.set(0, 0, 4, 4, 0, mv[0], mv[1]);

@@ -80,6 +80,9 @@ struct DecideJob {
   // P slices, or null: the SATD caches (satd_cache.h) of every macroblock and reference, at
   // [mb_addr * num_refs + r] (host), computed elsewhere (the GPU); the decisions are the same.
   const MbSatdRef* satd = nullptr;
+  // P slices with a pre-selection (flags.preselect), or null: every macroblock's (host),
+  // computed elsewhere (the GPU, beside the SATD caches' slots); the decisions are the same.
+  const Preselection* presel = nullptr;
   Macroblock* mbs = nullptr;                        // out: the decisions
   int mb_width = 0, mb_height = 0;
   // out, optional: each macroblock's decision (its first kDecisionBytes) also here, packed in
@@ -103,8 +106,10 @@ MbAnalysis frame_analysis(const DecideJob& job);
 void prepare_intra_cpu(const DecideJob& job, MbIntraPrep* out);
 
 // The SATD caches of every macroblock and reference of a P slice's job into out
-// ([mb_addr * num_refs + r]), on all cores: what the CUDA backend computes on the GPU, for tests.
-void prepare_satd_cpu(const DecideJob& job, MbSatdRef* out);
+// ([mb_addr * num_refs + r]), and where `presel` is not null each macroblock's pre-selection
+// into it (raster order; with job.analysis.flags.preselect), on all cores: what the CUDA
+// backend computes on the GPU, for tests.
+void prepare_satd_cpu(const DecideJob& job, MbSatdRef* out, Preselection* presel = nullptr);
 
 class FrameReconstructor {
  public:

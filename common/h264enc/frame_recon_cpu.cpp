@@ -45,6 +45,7 @@ class CpuReconstructor final : public FrameReconstructor {
           t.my = my;
           t.intra_cand = job.intra_cand ? &job.intra_cand[addr] : nullptr;
           t.satd = job.satd && job.num_refs ? &job.satd[size_t(addr) * size_t(job.num_refs)] : nullptr;
+          t.presel = job.presel && job.num_refs ? &job.presel[addr] : nullptr;
           decide_mb(t, job.mbs[addr], job.intra_prep ? &job.intra_prep[addr] : nullptr);
           finish_mb_syntax(t.map, mx, my, job.mbs[addr]);
           if (job.packed) std::memcpy(job.packed + size_t(addr) * kDecisionBytes, &job.mbs[addr], kDecisionBytes);
@@ -142,7 +143,7 @@ void prepare_intra_cpu(const DecideJob& job, MbIntraPrep* out) {
   }
 }
 
-void prepare_satd_cpu(const DecideJob& job, MbSatdRef* out) {
+void prepare_satd_cpu(const DecideJob& job, MbSatdRef* out, Preselection* presel) {
   const int w = job.mb_width, h = job.mb_height;
   const MbAnalysis a = frame_analysis(job);
   parallel_for(h, [&](int my) {
@@ -152,7 +153,7 @@ void prepare_satd_cpu(const DecideJob& job, MbSatdRef* out) {
       t.map = MbMap{nullptr, w, h, job.slice_of_mb[addr]};
       t.mx = mx;
       t.my = my;
-      const SatdSlots slots = satd_slots(t);
+      const SatdSlots slots = satd_slots(t, presel ? &presel[addr] : nullptr);
       for (int r = 0; r < job.num_refs; r++)
         for (int e = 0; e < MbSatdRef::kEntries; e++)
           fill_satd_entry(t, slots, r, e, out[size_t(addr) * size_t(job.num_refs) + size_t(r)]);

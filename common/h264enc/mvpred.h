@@ -18,23 +18,39 @@ struct MotionState {
 
   // Sets ref and vector of the partition at (x, y), w x h (4x4-block units) and marks it done.
   GVC_HD void set(int x, int y, int w, int h, int ref, int mvx, int mvy) {
+    const unsigned row = ((1u << w) - 1) << x;  // the partition's blocks in one row of `done`
     for (int by = y; by < y + h; by++) {
       for (int bx = x; bx < x + w; bx++) {
         mv[4 * by + bx][0] = int16_t(mvx);
         mv[4 * by + bx][1] = int16_t(mvy);
-        ref_idx[(by >> 1) * 2 + (bx >> 1)] = int8_t(ref);
-        done |= uint16_t(1u << (4 * by + bx));
       }
+      done |= uint16_t(row << (4 * by));
     }
+    // the 8x8 quadrants it covers (a partition lies in one, or covers whole ones)
+    for (int qy = y >> 1; qy <= (y + h - 1) >> 1; qy++)
+      for (int qx = x >> 1; qx <= (x + w - 1) >> 1; qx++) ref_idx[qy * 2 + qx] = int8_t(ref);
   }
 };
 
-// Where prediction looks: the macroblocks of the picture (slice-aware) and the one at (mx, my)
-// whose motion so far is `cur`.
+// Where prediction looks: the macroblocks around the one at (mx, my) of a picture's macroblocks
+// (MbMap::at, slice-aware: null where not available), found once, and that macroblock's motion
+// so far, `cur`.
 struct MvContext {
-  const MbMap* map;
-  int mx, my;
-  const MotionState* cur;
+  const Macroblock* left = nullptr;      // (mx - 1, my)
+  const Macroblock* up = nullptr;        // (mx, my - 1)
+  const Macroblock* up_right = nullptr;  // (mx + 1, my - 1)
+  const Macroblock* up_left = nullptr;   // (mx - 1, my - 1)
+  const MotionState* cur = nullptr;
+
+  GVC_HD MvContext(const MbMap* map, int mx, int my, const MotionState* cur_)
+      : left(map->at(mx - 1, my)),
+        up(map->at(mx, my - 1)),
+        up_right(map->at(mx + 1, my - 1)),
+        up_left(map->at(mx - 1, my - 1)),
+        cur(cur_) {}
+  // The neighbours of `around` with the motion `cur_` (another choice for the same macroblock).
+  GVC_HD MvContext(const MvContext& around, const MotionState* cur_)
+      : left(around.left), up(around.up), up_right(around.up_right), up_left(around.up_left), cur(cur_) {}
 };
 
 namespace mvpred_detail {
@@ -58,11 +74,11 @@ GVC_HD Neighbour from_mb(const Macroblock* m, int bx, int by) {
 // not available; those inside it are available once their partition is decided).
 GVC_HD Neighbour neighbour(const MvContext& c, int x, int y) {
   if (y < 0) {
-    if (x < 0) return from_mb(c.map->at(c.mx - 1, c.my - 1), 3, 3);
-    if (x < 4) return from_mb(c.map->at(c.mx, c.my - 1), x, 3);
-    return from_mb(c.map->at(c.mx + 1, c.my - 1), 0, 3);
+    if (x < 0) return from_mb(c.up_left, 3, 3);
+    if (x < 4) return from_mb(c.up, x, 3);
+    return from_mb(c.up_right, 0, 3);
   }
-  if (x < 0) return from_mb(c.map->at(c.mx - 1, c.my), 3, y);
+  if (x < 0) return from_mb(c.left, 3, y);
   if (x >= 4 || !(c.cur->done & (1u << (4 * y + x)))) return {false, -1, {0, 0}};
   const int ref = c.cur->ref_idx[(y >> 1) * 2 + (x >> 1)];
   return {true, ref, {c.cur->mv[4 * y + x][0], c.cur->mv[4 * y + x][1]}};
@@ -111,10 +127,11 @@ GVC_HD void predict_mv(const MvContext& ctx, int x, int y, int w, int h, int ref
   mvp[1] = int16_t(mvpred_detail::median3(A.mv[1], B.mv[1], C.mv[1]));
 }
 
-// mvL0 of P_Skip (8.4.1.1; refIdxL0 is 0).
-GVC_HD void predict_mv_skip(const MbMap& map, int mx, int my, int16_t mv[2]) {
+// mvL0 of P_Skip (8.4.1.1; refIdxL0 is 0) of the macroblock whose neighbours `around` holds
+// (its own motion is not read).
+GVC_HD void predict_mv_skip(const MvContext& around, int16_t mv[2]) {
   const MotionState none;
-  const MvContext ctx{&map, mx, my, &none};
+  const MvContext ctx(around, &none);
   const mvpred_detail::Neighbour A = mvpred_detail::neighbour(ctx, -1, 0);
   const mvpred_detail::Neighbour B = mvpred_detail::neighbour(ctx, 0, -1);
   if (!A.available || !B.available || (A.ref_idx == 0 && A.mv[0] == 0 && A.mv[1] == 0) ||
@@ -123,6 +140,11 @@ GVC_HD void predict_mv_skip(const MbMap& map, int mx, int my, int16_t mv[2]) {
     return;
   }
   predict_mv(ctx, 0, 0, 4, 4, 0, mv);
+}
+
+// mvL0 of P_Skip of the macroblock at (mx, my).
+GVC_HD void predict_mv_skip(const MbMap& map, int mx, int my, int16_t mv[2]) {
+  predict_mv_skip(MvContext(&map, mx, my, nullptr), mv);
 }
 
 }  // namespace gvc::h264

@@ -74,11 +74,52 @@ GVC_HD SatdSlots satd_slots(const Preselection* sel) {
   return s;
 }
 
-// The slots of macroblock (a.mx, a.my).
-GVC_HD SatdSlots satd_slots(const MbAnalysis& a) {
+// The slots of macroblock (a.mx, a.my), and where `sel` is not null its pre-selection there
+// (made with a.flags.preselect only; the decision takes it from there, as MbAnalysis::presel).
+GVC_HD SatdSlots satd_slots(const MbAnalysis& a, Preselection* sel = nullptr) {
   if (!a.flags.preselect) return satd_slots(nullptr);
-  const Preselection sel = preselect(a);
-  return satd_slots(&sel);
+  const Preselection made = preselect(a);
+  if (sel) *sel = made;
+  return satd_slots(&made);
+}
+
+// The slot satd_slots(sel) gives ME partition `part`: its index among the refined partitions'
+// grids (big) or among the sub-macroblock partitions' (small), or neither (-1, -1). What the
+// decision looks up for the few partitions it costs, without making the whole table.
+struct SatdSlot {
+  int8_t big = -1, small = -1;
+};
+
+GVC_HD SatdSlot satd_slot_of(const Preselection* sel, int part) {
+  SatdSlot s;
+  if (part == kPart16x16) {
+    s.big = 0;
+    return s;
+  }
+  if (!sel) return s;
+  if (part < kPart8x16) {
+    if (sel->try16x8) s.big = int8_t(1 + part - kPart16x8);
+    return s;
+  }
+  if (part < kPart8x8) {
+    if (sel->try8x16) s.big = int8_t(1 + part - kPart8x16);
+    return s;
+  }
+  if (!sel->try8x8) return s;
+  int q, sub, k;  // the partition's quadrant, sub_mb_type and index in it
+  if (part < kPart8x4) q = part - kPart8x8, sub = kSubP8x8, k = 0;
+  else if (part < kPart4x8) q = (part - kPart8x4) >> 1, sub = kSubP8x4, k = (part - kPart8x4) & 1;
+  else if (part < kPart4x4) q = (part - kPart4x8) >> 1, sub = kSubP4x8, k = (part - kPart4x8) & 1;
+  else q = (part - kPart4x4) >> 2, sub = kSubP4x4, k = (part - kPart4x4) & 3;
+  if (sel->sub[q] != sub) return s;
+  int big = 1, small = 0;  // the slots the quadrants before it take, in satd_slots' order
+  for (int i = 0; i < q; i++) {
+    if (sel->sub[i] == kSubP8x8) big++;
+    else small += sel->sub[i] == kSubP4x4 ? 4 : 2;
+  }
+  if (sub == kSubP8x8) s.big = int8_t(big);
+  else s.small = int8_t(small + k);
+  return s;
 }
 
 // The cell of entry e (0 .. kEntries - 1): the grids, then at_me16, then small.
@@ -170,8 +211,8 @@ struct SatdLookup {
   }
 };
 
-// The cached SATDs of ME partition `part` in reference r of macroblock (a.mx, a.my).
-GVC_HD SatdLookup satd_lookup(const MbAnalysis& a, const SatdSlots& s, int r, int part) {
+// The cached SATDs of ME partition `part`, in slot `s`, in reference r of macroblock (a.mx, a.my).
+GVC_HD SatdLookup satd_lookup(const MbAnalysis& a, SatdSlot s, int r, int part) {
   const MbSatdRef& c = a.satd[r];
   const MbPartitions& me = a.me[r][a.my * a.map.mb_width + a.mx];
   SatdLookup l;
@@ -179,13 +220,13 @@ GVC_HD SatdLookup satd_lookup(const MbAnalysis& a, const SatdSlots& s, int r, in
   l.cy = me.part[part].mvy;
   l.m16x = me.part[kPart16x16].mvx;
   l.m16y = me.part[kPart16x16].mvy;
-  if (s.big_of[part] >= 0) {
-    const int k = s.big_of[part];
+  if (s.big >= 0) {
+    const int k = s.big;
     l.near = c.grid[k];
     l.rad = 2;
     if (k > 0) l.at16 = c.at_me16[k];
-  } else if (s.small_of[part] >= 0) {
-    const int k = s.small_of[part];
+  } else if (s.small >= 0) {
+    const int k = s.small;
     l.near = &c.small[k][0];
     l.at16 = c.small[k][1];
   }

@@ -1,4 +1,4 @@
-// h264_decide_prep.cpp (checkgpu): what the H.264 encoder's decision prepares on the GPU (the intra search, the SATD caches) against the CPU's, field for field
+// h264_decide_prep.cpp (checkgpu): what the H.264 encoder's decision prepares on the GPU (the intra search, the SATD caches, the pre-selections) against the CPU's, field for field
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -80,8 +80,9 @@ TEST(H264DecidePrep, IntraSearchEqualsTheCpu) {
     gvc::h264::prepare_intra_cpu(job, want.data());
     const MbIntraPrep* got = nullptr;
     const gvc::h264::MbSatdRef* satd = nullptr;
+    const gvc::h264::Preselection* presel = nullptr;
     gvc::MbPartitionField me_host[4];
-    CHECK_OK(core.prepare_decision(job, stream.get(), &got, &satd, me_host));
+    CHECK_OK(core.prepare_decision(job, stream.get(), &got, &satd, &presel, me_host));
     int i4_wins = 0, i4_edges = 0;
     for (int i = 0; i < n; i++) {
       const MbIntraPrep& a = want[size_t(i)];
@@ -101,7 +102,9 @@ TEST(H264DecidePrep, IntraSearchEqualsTheCpu) {
       EXPECT_GT(i4_wins, 0) << "round " << round << ": Intra_4x4 never beat Intra_16x16";
     }
     // an I slice's later passes ran against Intra_4x4 stand-ins
-    if (job.num_refs == 0 && round != 5) EXPECT_GT(i4_edges, 0) << "round " << round;
+    if (job.num_refs == 0 && round != 5) {
+      EXPECT_GT(i4_edges, 0) << "round " << round;
+    }
     // The references are not on the device: no SATD caches.
     EXPECT_EQ(satd, nullptr);
   }
@@ -110,7 +113,7 @@ TEST(H264DecidePrep, IntraSearchEqualsTheCpu) {
 // The SATD caches of P slices with one to three references that the device holds (kept
 // reconstructions of earlier jobs), ME results with random vectors and costs (so that the
 // pre-selection keeps every shape) in host or device memory, with and without the
-// pre-selection; the host views of the ME results equal them.
+// pre-selection, which comes down too; the host views of the ME results equal them.
 TEST(H264DecidePrep, SatdCachesEqualTheCpu) {
   gvc::Backend* be = cuda_backend();
   if (!be) GTEST_SKIP() << "no CUDA device: " << no_cuda_reason();
@@ -178,7 +181,8 @@ TEST(H264DecidePrep, SatdCachesEqualTheCpu) {
     job.mb_width = mbw;
     job.mb_height = mbh;
     std::vector<gvc::h264::MbSatdRef> want(size_t(n) * size_t(num_refs));
-    gvc::h264::prepare_satd_cpu(job, want.data());
+    std::vector<gvc::h264::Preselection> want_presel(static_cast<size_t>(n));
+    gvc::h264::prepare_satd_cpu(job, want.data(), want_presel.data());
     // Odd rounds: the ME results where the encoder's motion search leaves them on a CUDA
     // backend (motion_results()), read there and downloaded for the wavefront.
     std::vector<gvc::MbPartitionField> device_fields;
@@ -194,9 +198,26 @@ TEST(H264DecidePrep, SatdCachesEqualTheCpu) {
     }
     const MbIntraPrep* intra = nullptr;
     const gvc::h264::MbSatdRef* got = nullptr;
+    const gvc::h264::Preselection* presel = nullptr;
     gvc::MbPartitionField me_host[4];
-    CHECK_OK(core.prepare_decision(job, stream.get(), &intra, &got, me_host));
+    CHECK_OK(core.prepare_decision(job, stream.get(), &intra, &got, &presel, me_host));
     ASSERT_NE(got, nullptr) << "round " << round << ": the device holds the references";
+    // The pre-selections the wavefront takes instead of making them: the CPU's, where made.
+    if (job.analysis.flags.preselect) {
+      ASSERT_NE(presel, nullptr) << "round " << round;
+      int shaped = 0;  // macroblocks with a shape besides P_L0_16x16
+      for (int i = 0; i < n; i++) {
+        const gvc::h264::Preselection& a = want_presel[size_t(i)];
+        const gvc::h264::Preselection& b = presel[i];
+        ASSERT_TRUE(a.try16x8 == b.try16x8 && a.try8x16 == b.try8x16 && a.try8x8 == b.try8x8 &&
+                    std::memcmp(a.sub, b.sub, sizeof a.sub) == 0)
+            << "round " << round << ": macroblock " << i << "'s pre-selection";
+        shaped += a.try16x8 || a.try8x16 || a.try8x8;
+      }
+      EXPECT_GT(shaped, 0) << "round " << round << ": only P_L0_16x16 pre-selected";
+    } else {
+      EXPECT_EQ(presel, nullptr) << "round " << round << ": no pre-selection asked for";
+    }
     for (int r = 0; r < num_refs; r++) {
       ASSERT_EQ(me_host[r].loc, gvc::MemoryLocation::Host);
       ASSERT_EQ(0, std::memcmp(me_host[r].data, me[size_t(r)].data(), size_t(n) * sizeof(gvc::MbPartitions)))

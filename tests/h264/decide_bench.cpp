@@ -3,7 +3,7 @@
 // Usage: h264-decide-bench [--check] [--cold] [--wavefront] [--variants] [--frames N] [--reps N] [--qp QP] [--refs N] [--size WxH]
 // Encodes N frames of a pan over $GVC_ELEPHANTS (raw 4096x2304 luma; a synthetic picture
 // without it) on the CPU backend. Each P frame is prepared as the GPU would (prepare_intra_cpu,
-// prepare_satd_cpu), then decided `reps` times on one thread in raster order (decide_mb and
+// prepare_satd_cpu with the pre-selections), then decided `reps` times on one thread in raster order (decide_mb and
 // finish_mb_syntax per macroblock, what the wavefront's threads do between their waits; --cold:
 // with the caches evicted before each time, as the CUDA backend's inputs come from the GPU); prints
 // the median and fastest time per frame (this thread's CPU time, core-ms) and a hash of the decisions and of the stream.
@@ -136,6 +136,7 @@ double variant_wavefront(const DecideJob& job, Macroblock* mbs, int threads, int
           t.my = my;
           t.intra_cand = job.intra_cand ? &job.intra_cand[addr] : nullptr;
           t.satd = &job.satd[size_t(addr) * size_t(job.num_refs)];
+          t.presel = job.presel ? &job.presel[addr] : nullptr;
           decide_mb(t, mbs[addr], &job.intra_prep[addr]);
           finish_mb_syntax(t.map, mx, my, mbs[addr]);
           row_done[size_t(my)].v.set(mx + 1);
@@ -161,7 +162,8 @@ class TimingReconstructor final : public FrameReconstructor {
     std::vector<MbIntraPrep> prep(n);
     prepare_intra_cpu(job, prep.data());
     std::vector<MbSatdRef> satd(n * size_t(job.num_refs));
-    prepare_satd_cpu(job, satd.data());
+    std::vector<Preselection> presel(n);
+    prepare_satd_cpu(job, satd.data(), presel.data());
     std::vector<Macroblock> mbs(n);
     const MbAnalysis a = frame_analysis(job);
     std::vector<double> times;
@@ -179,6 +181,7 @@ class TimingReconstructor final : public FrameReconstructor {
           t.my = my;
           t.intra_cand = job.intra_cand ? &job.intra_cand[addr] : nullptr;
           t.satd = &satd[addr * size_t(job.num_refs)];
+          t.presel = &presel[addr];
           decide_mb(t, mbs[addr], &prep[addr]);
           finish_mb_syntax(t.map, mx, my, mbs[addr]);
         }
@@ -193,6 +196,7 @@ class TimingReconstructor final : public FrameReconstructor {
     DecideJob j = job;
     j.intra_prep = prep.data();
     j.satd = satd.data();
+    j.presel = presel.data();
     if (res_.wavefront) {
       std::vector<double> wall, core;
       for (int rep = 0; rep < res_.reps; rep++) {

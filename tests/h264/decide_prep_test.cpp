@@ -1,4 +1,4 @@
-// decide_prep_test.cpp: decisions made with what can be computed before the wavefront (intra_prep.h's intra search, satd_cache.h's SATDs) equal decisions made without
+// decide_prep_test.cpp: decisions made with what can be computed before the wavefront (intra_prep.h's intra search, satd_cache.h's SATDs, inter_preselect.h's pre-selections) equal decisions made without
 #include <gtest/gtest.h>
 
 #include <cstdio>
@@ -19,6 +19,7 @@ namespace {
 struct Counts {
   int mbs = 0, differing = 0;
   int differing_with_zeroed_cache = 0;  // decisions with every cached SATD set to 0
+  int differing_with_other_presel = 0;  // decisions with every pre-selection changed
   int prep_used = 0;        // macroblocks whose neighbours let the prepared search stand
   int prep_used_i4 = 0;     // of these, decided Intra_4x4
   int searched_again = 0;   // macroblocks whose decided neighbours differ from the search's guess
@@ -44,8 +45,8 @@ bool same_decision(const Macroblock& a, const Macroblock& b) {
 }
 
 // The CPU reconstructor, deciding every frame with prepare_intra_cpu's and prepare_satd_cpu's
-// results, without them, and with a wrong SATD cache; the encoder goes on with the decisions
-// made without.
+// results (the pre-selections too), without them, with a wrong SATD cache and with other
+// pre-selections; the encoder goes on with the decisions made without.
 class CheckingReconstructor final : public FrameReconstructor {
  public:
   explicit CheckingReconstructor(Counts& counts) : counts_(counts) {}
@@ -56,14 +57,28 @@ class CheckingReconstructor final : public FrameReconstructor {
     std::vector<MbIntraPrep> prep(n);
     prepare_intra_cpu(job, prep.data());
     std::vector<MbSatdRef> satd(n * size_t(job.num_refs));
-    if (job.num_refs) prepare_satd_cpu(job, satd.data());
+    std::vector<Preselection> presel(n);
+    if (job.num_refs) prepare_satd_cpu(job, satd.data(), presel.data());
     std::vector<Macroblock> with(n);
     DecideJob j = job;
     j.mbs = with.data();
     j.intra_prep = prep.data();
     j.satd = job.num_refs ? satd.data() : nullptr;
+    j.presel = job.num_refs ? presel.data() : nullptr;
     Status st = cpu_->decide(j);
     if (!st.ok()) return st;
+    // With other pre-selections (P_L0_16x8 tried where it was not, and the other way round)
+    // the decisions change: the pre-selections are read.
+    std::vector<Macroblock> other(n);
+    if (job.num_refs) {
+      DecideJob o = j;
+      std::vector<Preselection> flipped = presel;
+      for (Preselection& s : flipped) s = Preselection{!s.try16x8, false, false, {}};
+      o.presel = flipped.data();
+      o.mbs = other.data();
+      st = cpu_->decide(o);
+      if (!st.ok()) return st;
+    }
     // With wrong SATDs in the cache the decisions change: the cache is read.
     std::vector<Macroblock> zeroed(n);
     if (job.num_refs) {
@@ -103,6 +118,7 @@ class CheckingReconstructor final : public FrameReconstructor {
         counts_.searched_again++;
       }
       if (job.num_refs && !same_decision(zeroed[i], job.mbs[i])) counts_.differing_with_zeroed_cache++;
+      if (job.num_refs && !same_decision(other[i], job.mbs[i])) counts_.differing_with_other_presel++;
       if (!same_decision(with[i], job.mbs[i]) && !counts_.differing++)
         counts_.first_diff = "macroblock " + std::to_string(x) + "," + std::to_string(y) + ": type " +
                              std::to_string(int(with[i].type)) + " with, " + std::to_string(int(job.mbs[i].type)) +
@@ -172,6 +188,7 @@ TEST(DecidePrep, DecisionsWithThePreparedSearchesEqualTheSearch) {
     EXPECT_EQ(counts.differing, 0) << "qp " << c.qp << ": " << counts.differing << " of " << counts.mbs
                                    << " macroblocks decided differently, first " << counts.first_diff;
     EXPECT_GT(counts.differing_with_zeroed_cache, 0) << "qp " << c.qp << ": the SATD cache is not read";
+    EXPECT_GT(counts.differing_with_other_presel, 0) << "qp " << c.qp << ": the pre-selections are not read";
     EXPECT_EQ(counts.prep_differing, 0) << "qp " << c.qp << ": " << counts.first_diff;
     total.prep_used += counts.prep_used;
     total.prep_used_i4 += counts.prep_used_i4;
@@ -204,6 +221,32 @@ TEST(DecidePrep, PartitionRectsRoundTrip) {
     EXPECT_EQ(4 * w, g.w) << idx;
     EXPECT_EQ(4 * h, g.h) << idx;
     EXPECT_EQ(me_partition_index(x, y, w, h), idx);
+  }
+}
+
+// The slot the decision looks a partition up in (satd_slot_of) is the one satd_slots gives it,
+// for no pre-selection and every one there is: each shape, and every sub_mb_type of each
+// quadrant.
+TEST(DecidePrep, SlotOfEqualsTheSlots) {
+  std::vector<Preselection> all(1);
+  all[0].try16x8 = true;
+  all.push_back(Preselection{});
+  all.back().try8x16 = true;
+  all.push_back(Preselection{});  // P_L0_16x16 alone
+  for (int code = 0; code < 256; code++) {
+    Preselection s;
+    s.try8x8 = true;
+    for (int q = 0; q < 4; q++) s.sub[q] = uint8_t(kSubP8x8 + ((code >> (2 * q)) & 3));
+    all.push_back(s);
+  }
+  for (size_t k = 0; k <= all.size(); k++) {
+    const Preselection* sel = k < all.size() ? &all[k] : nullptr;
+    const SatdSlots table = satd_slots(sel);
+    for (int part = 0; part < kNumPartitions; part++) {
+      const SatdSlot s = satd_slot_of(sel, part);
+      ASSERT_EQ(s.big, table.big_of[part]) << "pre-selection " << k << ", partition " << part;
+      ASSERT_EQ(s.small, table.small_of[part]) << "pre-selection " << k << ", partition " << part;
+    }
   }
 }
 
