@@ -449,10 +449,8 @@ Status H264ReconCore::upload_source(const h264::Picture& src, cudaStream_t s, Pl
   // stream, not behind the loop filter on s, but behind the last run()'s kernels that read the
   // source (src_read_): s and the motion search's stream wait for the copies. A device
   // frame's download still pending (its frame never decided) is dropped: `src` is this one.
-  GVC_TRY(complete_source(false));
-  GVC_TRY(src_stream_.create());
-  const cudaStream_t own = src_stream_.get();
-  GVC_TRY(src_read_.wait_on(own));
+  cudaStream_t own = nullptr;
+  GVC_TRY(source_stream(&own));
   size_t total = 0;
   for (int p = 0; p < 3; p++) total += src.plane[p].size();
   GVC_TRY(src_staging_.reserve(total));
@@ -466,9 +464,7 @@ Status H264ReconCore::upload_source(const h264::Picture& src, cudaStream_t s, Pl
     offset += src.plane[p].size();
     out[p] = {src_[p].get<uint8_t>(), src.stride[p], src.width(p), src.height(p), MemoryLocation::Device};
   }
-  GVC_TRY(src_loaded_.record(own));
-  GVC_TRY(src_loaded_.wait_on(s));
-  if (analysis_ && analysis_ != s) GVC_TRY(src_loaded_.wait_on(analysis_));
+  GVC_TRY(source_loaded(own, s));
   return {};
 }
 
@@ -489,10 +485,8 @@ Status H264ReconCore::load_device_source(const h264::FrameIn& in, int width, int
   // kernels that do (src_read_); `s` then waits for the copy, and the decision for the
   // download (complete_source()), which meanwhile runs beside the analysis. One still
   // pending (its frame never decided) is dropped.
-  GVC_TRY(complete_source(false));
-  GVC_TRY(src_stream_.create());
-  const cudaStream_t own = src_stream_.get();
-  GVC_TRY(src_read_.wait_on(own));
+  cudaStream_t own = nullptr;
+  GVC_TRY(source_stream(&own));
   size_t total = 0;
   for (int p = 0; p < 3; p++) total += src.plane[p].size();
   GVC_TRY(src_staging_.reserve(total));
@@ -510,9 +504,7 @@ Status H264ReconCore::load_device_source(const h264::FrameIn& in, int width, int
     GVC_CUDA_TRY(cudaGetLastError());
     out[p] = {src_[p].get<uint8_t>(), src.stride[p], src.width(p), src.height(p), MemoryLocation::Device};
   }
-  GVC_TRY(src_loaded_.record(own));
-  GVC_TRY(src_loaded_.wait_on(s));
-  if (analysis_ && analysis_ != s) GVC_TRY(src_loaded_.wait_on(analysis_));
+  GVC_TRY(source_loaded(own, s));
   // The host copy the decision reads: straight into page-locked planes, else through staging.
   for (int p = 0; p < 3; p++) {
     if (page_locked(src.plane[p].data(), src.plane[p].size())) {
@@ -527,6 +519,20 @@ Status H264ReconCore::load_device_source(const h264::FrameIn& in, int width, int
   GVC_TRY(src_ready_.record(own));
   src_pending_ = std::move(copies);
   src_down_ = true;
+  return {};
+}
+
+Status H264ReconCore::source_stream(cudaStream_t* own) {
+  GVC_TRY(complete_source(false));
+  GVC_TRY(src_stream_.create());
+  *own = src_stream_.get();
+  return src_read_.wait_on(*own);
+}
+
+Status H264ReconCore::source_loaded(cudaStream_t own, cudaStream_t s) {
+  GVC_TRY(src_loaded_.record(own));
+  GVC_TRY(src_loaded_.wait_on(s));
+  if (analysis_ && analysis_ != s) GVC_TRY(src_loaded_.wait_on(analysis_));
   return {};
 }
 

@@ -140,6 +140,11 @@ class H264ReconCore {
   // Waits for load_device_source()'s download of the host copy and completes it (copy false:
   // drops it).
   Status complete_source(bool copy = true);
+  // The source's own stream in *own, behind the last run()'s kernels that read src_
+  // (src_read_); a download still pending (its frame never decided) is dropped.
+  Status source_stream(cudaStream_t* own);
+  // Makes s and the motion search's stream wait for the source's copies queued on `own`.
+  Status source_loaded(cudaStream_t own, cudaStream_t s);
   // Waits for the bands still queued and forgets them, copying nothing (after a failure).
   void drop_rows();
 
