@@ -63,13 +63,13 @@ main() {
 
   # --- build (ninja, so that a second run recompiles only what changed) ------------------------
   # The engine is every .cpp of common/hevcdec plus the HEVC kernels of common/dsp, as in
-  # common/hevcdec/meson.build, and the job thread of common/util it runs its reconstructor on;
+  # common/hevcdec/meson.build, and the job thread, kept threads and futex of common/util it runs on;
   # its objects get coverage instrumentation, the target links libFuzzer.
   # The spec's << of negative values (residuals, MVs, -1 neighbour positions) is C++20's defined
   # shift, which GCC documents as its C++17 behaviour too, so UBSan's shift-base check is off;
   # shift-exponent (a count out of range) stays on.
   srcs=("$root"/common/hevcdec/*.cpp "$root"/common/dsp/hevc_*.cpp "$root"/common/util/job_thread.cpp
-        "$root"/common/util/parallel.cpp "$root"/common/util/progress.cpp)
+        "$root"/common/util/futex.cpp "$root"/common/util/parallel.cpp "$root"/common/util/progress.cpp)
   flags="-std=c++17 -O1 -gline-tables-only -fno-omit-frame-pointer -fsanitize=address,undefined"
   flags+=" -fno-sanitize=shift-base -fno-sanitize-recover=undefined -DGST_USE_UNSTABLE_API"
   flags+=" -I$root $(pkg-config --cflags "${pkgs[@]}")"
