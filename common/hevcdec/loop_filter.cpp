@@ -62,11 +62,18 @@ inline int boundary_strength(const FrameState& fs, const Picture& pic, size_t p,
              : 0;
 }
 
-// Whether any of the eight edge bytes at `e` is set.
-inline bool any_edge8(const uint8_t* e) {
-  uint64_t v;
-  std::memcpy(&v, e, sizeof v);
-  return v != 0;
+// The n (1..8) edge bytes at `e`, byte i of the word at bit 8 * i (little-endian).
+inline uint64_t edge_bytes(const uint8_t* e, int n) {
+  uint64_t v = 0;
+  if (n == 8) std::memcpy(&v, e, sizeof v);
+  else std::memcpy(&v, e, size_t(n));
+  return v;
+}
+
+// Stores the n (1..8) low bytes of `v` at `out`.
+inline void store_bytes(uint8_t* out, uint64_t v, int n) {
+  if (n == 8) std::memcpy(out, &v, sizeof v);
+  else std::memcpy(out, &v, size_t(n));
 }
 
 }  // namespace
@@ -117,37 +124,41 @@ uint8_t plan_unit_rows(const PicParams& pp, const FrameState& fs, const Picture&
       const SliceInfo& si = fs.slices[s];
       std::memset(&lf.beta[row + size_t(x0)], static_cast<uint8_t>(si.beta_offset_div2), size_t(x1 - x0));
       std::memset(&lf.tc[row + size_t(x0)], static_cast<uint8_t>(si.tc_offset_div2), size_t(x1 - x0));
-      // x0 is even (ctb_units >= 4): the edge columns are x0, x0 + 2, ...; eight units
-      // without an edge bit are skipped at once
-      for (int x4 = x0; x4 < x1;) {
+      // Eight units at a time: their edge bytes as a word, boundary_strength only at the set
+      // ones (few: most units lie inside prediction and transform blocks), the bS as a word.
+      // x0 is even (ctb_units >= 4), so the edge columns are the even bytes; the odd columns'
+      // bS stay 0.
+      for (int x4 = x0; x4 < x1; x4 += 8) {
         const size_t u = row + size_t(x4);
-        if (x4 + 8 <= x1 && !any_edge8(&fs.edge_v[u])) {
-          std::memset(&lf.bs_v[u], 0, 8);  // the odd columns are 0 anyway
-          x4 += 8;
-          continue;
+        const int n = std::min(8, x1 - x4);
+        uint64_t e = edge_bytes(&fs.edge_v[u], n) & 0x00ff00ff00ff00ffull;
+        if (x4 == 0) e &= ~uint64_t(0xff);  // the picture's left edge
+        uint64_t bs = 0;
+        while (e) {
+          const int i = __builtin_ctzll(e) >> 3;
+          e &= ~(uint64_t(0xff) << (8 * i));
+          const size_t ui = u + size_t(i);
+          const int sp = x4 + i == x0 ? slice_row[cx - 1] : s;
+          bs |= uint64_t(boundary_strength(fs, pic, ui - 1, ui, sp, s, fs.edge_v[ui])) << (8 * i);
         }
-        uint8_t bs = 0;
-        if (x4 > 0 && fs.edge_v[u])
-          bs = static_cast<uint8_t>(
-              boundary_strength(fs, pic, u - 1, u, x4 == x0 ? slice_row[cx - 1] : s, s, fs.edge_v[u]));
-        lf.bs_v[u] = bs;
-        any_bs |= bs;
-        x4 += 2;
+        store_bytes(&lf.bs_v[u], bs, n);
+        any_bs |= uint8_t(bs != 0);
       }
       if (!edge_row) continue;
       const int s_above = above_row[cx];
-      for (int x4 = x0; x4 < x1;) {
+      for (int x4 = x0; x4 < x1; x4 += 8) {
         const size_t u = row + size_t(x4);
-        if (x4 + 8 <= x1 && !any_edge8(&fs.edge_h[u])) {
-          std::memset(&lf.bs_h[u], 0, 8);
-          x4 += 8;
-          continue;
+        const int n = std::min(8, x1 - x4);
+        uint64_t e = edge_bytes(&fs.edge_h[u], n);
+        uint64_t bs = 0;
+        while (e) {
+          const int i = __builtin_ctzll(e) >> 3;
+          e &= ~(uint64_t(0xff) << (8 * i));
+          const size_t ui = u + size_t(i);
+          bs |= uint64_t(boundary_strength(fs, pic, ui - w4, ui, s_above, s, fs.edge_h[ui])) << (8 * i);
         }
-        uint8_t bs = 0;
-        if (fs.edge_h[u]) bs = static_cast<uint8_t>(boundary_strength(fs, pic, u - w4, u, s_above, s, fs.edge_h[u]));
-        lf.bs_h[u] = bs;
-        any_bs |= bs;
-        ++x4;
+        store_bytes(&lf.bs_h[u], bs, n);
+        any_bs |= uint8_t(bs != 0);
       }
     }
   }
