@@ -13,7 +13,8 @@ namespace gvc::h264 {
 // Seed 002's inter pre-selection: from the ME core's costs (SAD + lambda * vector bits with
 // its approximate predictor; best reference per partition) plus lambda * mb_type and
 // sub_mb_type bits, the cheapest macroblock shape and, for P_8x8, the cheapest sub_mb_type of
-// each quadrant. choose_inter then re-costs only that shape besides P_L0_16x16 and P_Skip.
+// each quadrant. choose_inter then re-costs only that shape besides P_L0_16x16 and P_Skip. At
+// most one of the try flags is set.
 struct Preselection {
   bool try16x8 = false, try8x16 = false, try8x8 = false;
   uint8_t sub[4] = {};  // P_8x8: sub_mb_type per quadrant

@@ -85,7 +85,9 @@ GVC_HD SatdSlots satd_slots(const MbAnalysis& a, Preselection* sel = nullptr) {
 
 // The slot satd_slots(sel) gives ME partition `part`: its index among the refined partitions'
 // grids (big) or among the sub-macroblock partitions' (small), or neither (-1, -1). What the
-// decision looks up for the few partitions it costs, without making the whole table.
+// decision looks up for the few partitions it costs, without making the whole table. For the
+// pre-selections preselect() makes: one shape at most besides P_L0_16x16 (the cache's 5 big
+// slots could not hold two).
 struct SatdSlot {
   int8_t big = -1, small = -1;
 };

@@ -7,6 +7,10 @@
 #include <linux/futex.h>
 #include <sys/syscall.h>
 #include <unistd.h>
+#else
+// The yield below would leave parallel_for's idle workers spinning (they sleep in futex_wait);
+// the project builds for Linux only (Debian bookworm).
+#error "common/util/futex.cpp needs Linux futexes"
 #endif
 
 namespace gvc {

@@ -2,6 +2,7 @@
 #include <cuda_runtime_api.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -14,10 +15,32 @@
 namespace checkgpu {
 namespace {
 
+int tap6(int e, int f, int g, int h, int i, int j) { return e - 5 * f + 20 * g + 20 * h - 5 * i + j; }
+uint8_t clip(int v) { return uint8_t(v < 0 ? 0 : v > 255 ? 255 : v); }
+
+// Plane p (G, b, h, j) at padded (x, y) of a w x h picture (row stride `stride`) with a border
+// of `pad`, from 8.4.2.2.1's formulas over the edge-extended picture: the GPU's definition,
+// for borders other than LumaRefView's.
+int half_pel_sample(const std::vector<uint8_t>& pic, int stride, int w, int h, int pad, int p, int x, int y) {
+  const int sx = x - pad, sy = y - pad;
+  const auto g = [&](int dx, int dy) {
+    const int cy = std::min(std::max(sy + dy, 0), h - 1), cx = std::min(std::max(sx + dx, 0), w - 1);
+    return int(pic[size_t(cy) * size_t(stride) + size_t(cx)]);
+  };
+  const auto b1 = [&](int dy) { return tap6(g(-2, dy), g(-1, dy), g(0, dy), g(1, dy), g(2, dy), g(3, dy)); };
+  switch (p) {
+    case 0: return g(0, 0);
+    case 1: return clip((b1(0) + 16) >> 5);
+    case 2: return clip((tap6(g(0, -2), g(0, -1), g(0, 0), g(0, 1), g(0, 2), g(0, 3)) + 16) >> 5);
+    default: return clip((tap6(b1(-2), b1(-1), b1(0), b1(1), b1(2), b1(3)) + 512) >> 10);
+  }
+}
+
 // Pictures of random samples, of samples that are 0 or 255 (the 6-tap sums at their extremes,
 // clipped both ways) and cut from the painting, at sizes below, across and above the kernel's
 // tiles (one macroblock to 1080p, odd ones too), from a device plane with a row stride wider
-// than the picture: the four planes, border included, equal the CPU's sample for sample.
+// than the picture: the four planes, border included, equal the CPU's sample for sample, and
+// in the motion search's layout (a wider border, a wider pitch) 8.4.2.2.1's formulas.
 TEST(H264HalfPel, PlanesEqualTheCpu) {
   if (!cuda_backend()) GTEST_SKIP() << "no CUDA device: " << no_cuda_reason();
   std::mt19937_64 rng = rng_for("H264HalfPel");
@@ -63,6 +86,34 @@ TEST(H264HalfPel, PlanesEqualTheCpu) {
           ASSERT_EQ(int(got[i]), int(v.plane[p][i]))
               << w << "x" << h << " kind " << kind << ": plane " << "Gbhj"[p] << " at padded (" << i % size_t(v.w)
               << ", " << i / size_t(v.w) << ")";
+      }
+
+      // The motion search's layout (MeCore::build_qpel_planes): a border of range + 20, one
+      // more row, a row pitch past the written width (whose bytes stay as they were).
+      const int pad = 20 + int(rng() % 33), pw = w + 2 * pad, ph = h + 2 * pad + 1;
+      const int pitch = (pw + 4 + 15) & ~15;
+      const size_t me_bytes = size_t(pitch) * size_t(ph);
+      for (int p = 0; p < 4; p++) {
+        CHECK_OK(out[p].reserve(me_bytes));
+        CHECK_CUDA(cudaMemset(out[p].get(), 0x5a, me_bytes));
+        hp.plane[p] = out[p].get<uint8_t>();
+      }
+      hp.pitch = pitch;
+      hp.pad = pad;
+      hp.pw = pw;
+      hp.ph = ph;
+      CHECK_OK(gvc::cuda::build_half_pel_planes(ref.get<uint8_t>(), stride, w, h, hp, nullptr));
+      CHECK_CUDA(cudaDeviceSynchronize());
+      for (int p = 0; p < 4; p++) {
+        std::vector<uint8_t> got(me_bytes);
+        CHECK_CUDA(cudaMemcpy(got.data(), out[p].get(), me_bytes, cudaMemcpyDeviceToHost));
+        for (int y = 0; y < ph; y++)
+          for (int x = 0; x < pitch; x++) {
+            const int want_v = x < pw ? half_pel_sample(pic, stride, w, h, pad, p, x, y) : 0x5a;
+            ASSERT_EQ(int(got[size_t(y) * size_t(pitch) + size_t(x)]), want_v)
+                << w << "x" << h << " kind " << kind << ", border " << pad << ": plane " << "Gbhj"[p]
+                << " at padded (" << x << ", " << y << ")";
+          }
       }
     }
   }

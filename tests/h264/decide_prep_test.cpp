@@ -225,8 +225,8 @@ TEST(DecidePrep, PartitionRectsRoundTrip) {
 }
 
 // The slot the decision looks a partition up in (satd_slot_of) is the one satd_slots gives it,
-// for no pre-selection and every one there is: each shape, and every sub_mb_type of each
-// quadrant.
+// for no pre-selection and every one preselect() can make: each shape alone, and every
+// sub_mb_type of each quadrant.
 TEST(DecidePrep, SlotOfEqualsTheSlots) {
   std::vector<Preselection> all(1);
   all[0].try16x8 = true;
