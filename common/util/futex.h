@@ -1,4 +1,4 @@
-// futex.h: sleep while an atomic int still holds a value, and wake its sleepers (a Linux futex; a yield elsewhere)
+// futex.h: sleep while an atomic int still holds a value, and wake its sleepers (a Linux futex)
 #pragma once
 
 #include <atomic>

@@ -1,4 +1,4 @@
-// progress.cpp: Progress's wait: spin, yield, then sleep on a futex of the count (Linux; yield elsewhere)
+// progress.cpp: Progress's wait: spin, yield, then sleep on a futex of the count
 #include "common/util/progress.h"
 
 #include <chrono>
