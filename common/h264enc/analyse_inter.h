@@ -56,11 +56,10 @@ struct PartResult {
 
 class PartitionSearch {
  public:
-  // `sel`: the macroblock's pre-selection, or null without one.
+  // `sel`: the macroblock's pre-selection (kept by the caller while the search is used), or
+  // null without one.
   GVC_HD PartitionSearch(const MbAnalysis& a, const MbPixels& px, const Preselection* sel)
-      : a_(a), px_(px), around_(&a.map, a.mx, a.my, nullptr), has_sel_(sel != nullptr) {
-    if (sel) sel_ = *sel;
-  }
+      : a_(a), px_(px), around_(&a.map, a.mx, a.my, nullptr), sel_(sel) {}
 
   // Searches the partition at (x, y), w x h (4x4 units) over references [ref_lo, ref_hi]
   // with `state` holding the partitions decided before it. `count_ref` adds the ref_idx
@@ -195,11 +194,10 @@ class PartitionSearch {
   const MbAnalysis& a_;
   const MbPixels& px_;
   MvContext around_;  // the neighbouring macroblocks, found once for every partition's mvpL0
-  Preselection sel_;  // the macroblock's pre-selection, with has_sel_
-  bool has_sel_;
+  const Preselection* sel_;  // the macroblock's pre-selection, or null
 
   // The SATD caches' slot of ME partition `idx` (satd_slots' of the pre-selection).
-  GVC_HD SatdSlot slot_of(int idx) const { return satd_slot_of(has_sel_ ? &sel_ : nullptr, idx); }
+  GVC_HD SatdSlot slot_of(int idx) const { return satd_slot_of(sel_, idx); }
 };
 
 GVC_HD void commit(InterChoice& c, int x, int y, int w, int h, const PartResult& r) {
