@@ -142,41 +142,37 @@ class PartitionSearch {
   GVC_HD void refine(int x, int y, int w, int h, PartResult& rb, const SatdLookup* lk) const {
     for (int iter = 0; iter < 2; iter++) {
       const int16_t center[2] = {rb.mv[0], rb.mv[1]};
-      bool moved = false;
-      if (step_in_grid(center, lk)) {
-        // cost_at's costs, each vector's bits from its column's and its row's, and its SATD read
-        // from the grid's 3x3 cells around the centre
-        int bits_x[3], bits_y[3];
+      // Where the step lies in the cached grid, cost_at's costs come quicker: each vector's
+      // bits from its column's and its row's, its SATD from the grid's 3x3 cells around the
+      // centre.
+      const bool in_grid = step_in_grid(center, lk);
+      int bits_x[3] = {}, bits_y[3] = {};
+      const uint16_t* cells = nullptr;
+      if (in_grid) {
         for (int d = 0; d < 3; d++) {
           bits_x[d] = se_bits_fast(center[0] + d - 1 - rb.mvp[0]);
           bits_y[d] = se_bits_fast(center[1] + d - 1 - rb.mvp[1]);
         }
-        const uint16_t* cells = lk->near + 5 * (center[1] - lk->cy + 1) + (center[0] - lk->cx + 1);
-        for (int k = 0; k < 9; k++) {
-          if (k == 4) continue;
-          const int dx = k % 3, dy = k / 3;
-          const int16_t c[2] = {int16_t(center[0] + dx - 1), int16_t(center[1] + dy - 1)};
+        cells = lk->near + 5 * (center[1] - lk->cy + 1) + (center[0] - lk->cx + 1);
+      }
+      bool moved = false;
+      for (int k = 0; k < 9; k++) {
+        if (k == 4) continue;
+        const int dx = k % 3, dy = k / 3;
+        const int16_t c[2] = {int16_t(center[0] + dx - 1), int16_t(center[1] + dy - 1)};
+        int cost;
+        if (in_grid) {
           const int bits = a_.lambda * (bits_x[dx] + bits_y[dy]);
           const uint16_t satd = cells[5 * dy + dx];
-          const int cost = satd != kSatdMiss ? bits + satd : computed_cost(x, y, w, h, rb.ref, c, bits, rb.cost);
-          if (cost < rb.cost) {
-            rb.cost = cost;
-            rb.mv[0] = c[0];
-            rb.mv[1] = c[1];
-            moved = true;
-          }
+          cost = satd != kSatdMiss ? bits + satd : computed_cost(x, y, w, h, rb.ref, c, bits, rb.cost);
+        } else {
+          cost = cost_at(x, y, w, h, rb.ref, c, rb.mvp, rb.cost, lk);
         }
-      } else {
-        for (int k = 0; k < 9; k++) {
-          if (k == 4) continue;
-          int16_t c[2] = {int16_t(center[0] + k % 3 - 1), int16_t(center[1] + k / 3 - 1)};
-          int cost = cost_at(x, y, w, h, rb.ref, c, rb.mvp, rb.cost, lk);
-          if (cost < rb.cost) {
-            rb.cost = cost;
-            rb.mv[0] = c[0];
-            rb.mv[1] = c[1];
-            moved = true;
-          }
+        if (cost < rb.cost) {
+          rb.cost = cost;
+          rb.mv[0] = c[0];
+          rb.mv[1] = c[1];
+          moved = true;
         }
       }
       if (!moved) break;
