@@ -126,40 +126,35 @@ uint8_t plan_unit_rows(const PicParams& pp, const FrameState& fs, const Picture&
       std::memset(&lf.tc[row + size_t(x0)], static_cast<uint8_t>(si.tc_offset_div2), size_t(x1 - x0));
       // Eight units at a time: their edge bytes as a word, boundary_strength only at the set
       // ones (few: most units lie inside prediction and transform blocks), the bS as a word.
-      // x0 is even (ctb_units >= 4), so the edge columns are the even bytes; the odd columns'
-      // bS stay 0.
-      for (int x4 = x0; x4 < x1; x4 += 8) {
-        const size_t u = row + size_t(x4);
-        const int n = std::min(8, x1 - x4);
-        uint64_t e = edge_bytes(&fs.edge_v[u], n) & 0x00ff00ff00ff00ffull;
-        if (x4 == 0) e &= ~uint64_t(0xff);  // the picture's left edge
-        uint64_t bs = 0;
-        while (e) {
-          const int i = __builtin_ctzll(e) >> 3;
-          e &= ~(uint64_t(0xff) << (8 * i));
-          const size_t ui = u + size_t(i);
-          const int sp = x4 + i == x0 ? slice_row[cx - 1] : s;
-          bs |= uint64_t(boundary_strength(fs, pic, ui - 1, ui, sp, s, fs.edge_v[ui])) << (8 * i);
+      // `keep` masks the edge bytes (`left`: not the picture's left edge); bs_at(unit, column)
+      // gives a set unit's bS.
+      const auto plan_edges = [&](const std::vector<uint8_t>& edges, std::vector<uint8_t>& out, uint64_t keep,
+                                  bool left, const auto& bs_at) {
+        for (int x4 = x0; x4 < x1; x4 += 8) {
+          const size_t u = row + size_t(x4);
+          const int n = std::min(8, x1 - x4);
+          uint64_t e = edge_bytes(&edges[u], n) & keep;
+          if (x4 == 0 && !left) e &= ~uint64_t(0xff);
+          uint64_t bs = 0;
+          while (e) {
+            const int i = __builtin_ctzll(e) >> 3;
+            e &= ~(uint64_t(0xff) << (8 * i));
+            bs |= uint64_t(bs_at(u + size_t(i), x4 + i)) << (8 * i);
+          }
+          store_bytes(&out[u], bs, n);
+          any_bs |= uint8_t(bs != 0);
         }
-        store_bytes(&lf.bs_v[u], bs, n);
-        any_bs |= uint8_t(bs != 0);
-      }
+      };
+      // Vertical edges: x0 is even (ctb_units >= 4), so the edge columns are the even bytes (the
+      // odd columns' bS stay 0), and not the picture's left edge.
+      plan_edges(fs.edge_v, lf.bs_v, 0x00ff00ff00ff00ffull, false, [&](size_t ui, int x4) {
+        return boundary_strength(fs, pic, ui - 1, ui, x4 == x0 ? slice_row[cx - 1] : s, s, fs.edge_v[ui]);
+      });
       if (!edge_row) continue;
       const int s_above = above_row[cx];
-      for (int x4 = x0; x4 < x1; x4 += 8) {
-        const size_t u = row + size_t(x4);
-        const int n = std::min(8, x1 - x4);
-        uint64_t e = edge_bytes(&fs.edge_h[u], n);
-        uint64_t bs = 0;
-        while (e) {
-          const int i = __builtin_ctzll(e) >> 3;
-          e &= ~(uint64_t(0xff) << (8 * i));
-          const size_t ui = u + size_t(i);
-          bs |= uint64_t(boundary_strength(fs, pic, ui - w4, ui, s_above, s, fs.edge_h[ui])) << (8 * i);
-        }
-        store_bytes(&lf.bs_h[u], bs, n);
-        any_bs |= uint8_t(bs != 0);
-      }
+      plan_edges(fs.edge_h, lf.bs_h, ~uint64_t(0), true, [&](size_t ui, int) {
+        return boundary_strength(fs, pic, ui - w4, ui, s_above, s, fs.edge_h[ui]);
+      });
     }
   }
   return any_bs;
