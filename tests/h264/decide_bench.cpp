@@ -10,10 +10,12 @@
 // --wavefront: also times the CPU reconstructor's wavefront (decide() on all cores, as the
 // encoder runs it) `reps` times per P frame on the same prepared inputs: its wall time and the
 // process's CPU time, to compare with the one thread's.
-// --variants: also times this file's copies of that wavefront on all threads and half of them,
-// taking one row at a time or pairs of rows that one thread decides together (a cross-core hand-over every group,
-// not every row), each with its threads' summed waits for the row above and their start
-// delays; their decisions are checked against the one thread's.
+// --variants: also times this file's copies of that wavefront on all threads, a half, a quarter
+// and 2 of them, taking 1, 2 or 4 consecutive rows at a time that one thread decides together (a
+// cross-core hand-over every group, not every row), each with its threads' summed waits for the
+// row above and their start delays, their decisions checked against the one thread's; and the
+// same thread counts each deciding the whole frame alone, with nothing to hand over, for each
+// thread's CPU time beside the others.
 // --check: several sizes, QPs, slice and reference counts and intra pruning, one decision each,
 // and the hashes only, to compare the decisions before and after a change to them.
 #include <algorithm>
@@ -150,6 +152,34 @@ double variant_wavefront(const DecideJob& job, Macroblock* mbs, int threads, int
   return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
 }
 
+// `threads` threads each decide the whole frame alone, in raster order, into a copy of their own
+// (nothing shared but the read-only inputs): the median of their CPU times (ms). Against the one
+// thread's time, what running beside the others costs without a hand-over between them.
+double independent_decide(const DecideJob& job, int threads) {
+  const MbAnalysis a = frame_analysis(job);
+  const int w = job.mb_width, h = job.mb_height;
+  std::vector<double> cpu(size_t(threads), 0.0);
+  parallel_for(threads, [&](int i) {
+    std::vector<Macroblock> mbs(size_t(w) * size_t(h));
+    const double t0 = thread_ms();
+    MbAnalysis t = a;
+    for (int my = 0; my < h; my++)
+      for (int mx = 0; mx < w; mx++) {
+        const int addr = my * w + mx;
+        t.map = MbMap{mbs.data(), w, h, job.slice_of_mb[addr]};
+        t.mx = mx;
+        t.my = my;
+        t.intra_cand = job.intra_cand ? &job.intra_cand[addr] : nullptr;
+        t.satd = &job.satd[size_t(addr) * size_t(job.num_refs)];
+        t.presel = job.presel ? &job.presel[addr] : nullptr;
+        decide_mb(t, mbs[size_t(addr)], &job.intra_prep[addr]);
+        finish_mb_syntax(t.map, mx, my, mbs[size_t(addr)]);
+      }
+    cpu[size_t(i)] = thread_ms() - t0;
+  });
+  return median(cpu);
+}
+
 // The CPU reconstructor; every P frame is also decided on one thread with the prepared results.
 class TimingReconstructor final : public FrameReconstructor {
  public:
@@ -217,9 +247,13 @@ class TimingReconstructor final : public FrameReconstructor {
       res_.wave_core_ms.push_back(median(core));
       if (res_.variants && res_.variant.empty()) {
         const int all = parallel_threads();
-        for (int threads : {all, all / 2})
-          for (int rows : {1, 2})
-            if (threads >= 2) res_.variant.push_back({threads, rows, {}, {}, {}, {}});
+        for (int threads : {all, all / 2, all / 4, 2}) {
+          bool seen = threads < 2;
+          for (const Results::Variant& v : res_.variant) seen = seen || v.threads == threads;
+          if (seen) continue;
+          for (int rows : {1, 2, 4}) res_.variant.push_back({threads, rows, {}, {}, {}, {}});
+          res_.variant.push_back({threads, 0, {}, {}, {}, {}});
+        }
       }
       for (Results::Variant& v : res_.variant) {
         std::vector<Macroblock> vm(n);
@@ -227,6 +261,10 @@ class TimingReconstructor final : public FrameReconstructor {
         for (int rep = 0; rep < res_.reps; rep++) {
           if (res_.cold) {
             for (size_t i = 0; i < evict_.size(); i += 64) evict_[i]++;
+          }
+          if (v.rows == 0) {
+            vcore.push_back(independent_decide(j, v.threads));
+            continue;
           }
           double wait = 0, late = 0;
           const double c0 = process_ms();
@@ -373,7 +411,11 @@ int main(int argc, char** argv) {
     std::printf("wavefront on %d threads: %.3f ms per P frame, %.2f core-ms (median of the frames' medians)\n",
                 parallel_threads(), median(res.wave_ms), median(res.wave_core_ms));
   for (const Results::Variant& v : res.variant)
-    std::printf("variant: %2d threads, %d rows a claim: %.3f ms, %.2f core-ms, waits %.2f ms summed, last start %.3f ms "
+    if (v.rows == 0)
+      std::printf("variant: %2d threads, each the whole frame alone: %.2f ms of CPU a thread (medians)\n", v.threads,
+                  median(v.core));
+    else
+      std::printf("variant: %2d threads, %d rows a claim: %.3f ms, %.2f core-ms, waits %.2f ms summed, last start %.3f ms "
                 "(medians)\n",
                 v.threads, v.rows, median(v.wall), median(v.core), median(v.wait), median(v.late));
   return 0;
