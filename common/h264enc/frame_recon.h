@@ -97,6 +97,9 @@ struct DecideJob {
   std::function<void()> before_wavefront;
 };
 
+// How many consecutive rows one thread of the CPU decision's wavefront takes at a time.
+int wavefront_group_rows(int mb_height, int threads);
+
 // job.analysis with the frame's planes, references and ME results set (host pointers); map,
 // mx, my and intra_cand are each macroblock's.
 MbAnalysis frame_analysis(const DecideJob& job);
