@@ -519,7 +519,7 @@ Status H264ReconCore::load_device_source(const h264::FrameIn& in, int width, int
   GVC_TRY(src_ready_.record(own));
   src_pending_ = std::move(copies);
   src_down_ = true;
-  return {};
+  return end_after_downloads(own);
 }
 
 Status H264ReconCore::source_stream(cudaStream_t* own) {
@@ -546,9 +546,23 @@ Status H264ReconCore::complete_source(bool copy) {
   return {};
 }
 
+// Does nothing: queued after a stream's downloads, so that its next work does not start behind
+// another stream's download (end_after_downloads()).
+__global__ void after_downloads() {}
+
 __global__ void me_predictors_kernel(const Macroblock* mbs, int mb_width, int mb_count, MvCost* out) {
   const int i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i < mb_count) out[i] = h264::me_predictor(mbs, mb_width, i % mb_width, i / mb_width);
+}
+
+// A stream whose last command was a device-to-host copy began its next work (a wait for another
+// stream's event, then the motion search's kernels) only once the copy engine had finished
+// whatever was queued there meanwhile: the next frame's motion search waited 0.25 ms behind the
+// last frame's 11 MB download of the macroblocks, on another stream (H200; an empty kernel there
+// moved it from 0.55 to 0.29 ms after run()'s start).
+Status H264ReconCore::end_after_downloads(cudaStream_t on) {
+  after_downloads<<<1, 32, 0, on>>>();
+  return check(cudaGetLastError(), "after_downloads");
 }
 
 Status H264ReconCore::decision_staging(int mb_count, uint8_t** out) {
@@ -670,6 +684,7 @@ Status H264ReconCore::prepare_decision(const h264::DecideJob& job, cudaStream_t 
   if (analysis_ && analysis_ != s) {  // the motion search's results, its reads of src_, the intra search
     GVC_TRY(analysis_done_.record(analysis_));
     GVC_TRY(analysis_done_.wait_on(s));
+    GVC_TRY(end_after_downloads(analysis_));  // (the intra search's and the pre-selections')
   }
   // Motion-search results left on the device go down for the wavefront on a stream of their
   // own, beside the preparation's kernels.
@@ -725,9 +740,10 @@ Status H264ReconCore::prepare_decision(const h264::DecideJob& job, cudaStream_t 
     GVC_CUDA_TRY(cudaMemcpyAsync(satd_host_.get(), satd_.get(), satd_bytes, cudaMemcpyDeviceToHost, s));
   }
   GVC_TRY(synced_.record(s));
-  // the wavefront reads the last reconstruction on the host: its copies out of staging while
-  // the kernels above run
-  GVC_TRY(finish());
+  GVC_TRY(queue_later(&synced_));
+  // the wavefront reads the last reconstruction's half-pel planes on the host: their copies
+  // out of staging while the kernels above run
+  GVC_TRY(finish_planes());
   GVC_TRY(complete_source());  // the wavefront reads the source on the host
   GVC_TRY(synced_.synchronize("decision preparation"));
   if (me_down) GVC_TRY(me_on_host_.synchronize("motion search results"));
@@ -740,6 +756,7 @@ Status H264ReconCore::prepare_decision(const h264::DecideJob& job, cudaStream_t 
 H264ReconCore::~H264ReconCore() {
   // Downloads still under way write into staging_ and levels_staging_, which are freed next.
   if (!pending_.empty()) cudaEventSynchronize(marks_[7]);
+  if (later_queued_) (void)later_done_.synchronize("reconstruction downloads");
   drop_rows();
   if (src_down_) (void)src_ready_.synchronize("source download");  // into src_staging_ (or the caller's planes)
   if (analysis_) cudaStreamSynchronize(analysis_);  // a motion search queued on it writes me_
@@ -870,7 +887,7 @@ Status H264ReconCore::run(const h264::ReconJob& job, cudaStream_t s) {
       if (armed) core->drop_rows();
     }
   } drop{this, true};
-  GVC_TRY(download_rows(job, by_rows ? intra_progress : nullptr, direct));
+  GVC_TRY(download_rows(job, by_rows ? intra_progress : nullptr, direct, later));
   GVC_CUDA_TRY(cudaEventRecord(marks_[4], s));
   // The entry the reconstruction is kept in (that of rec_id, or the least recently used one
   // that is no reference of the job), and there its luma before the loop filter, which the
@@ -897,27 +914,29 @@ Status H264ReconCore::run(const h264::ReconJob& job, cudaStream_t s) {
   GVC_CUDA_TRY(cudaEventRecord(marks_[5], s));
   if (kept) GVC_TRY(keep_reconstruction(job, *kept, s));
   GVC_CUDA_TRY(cudaEventRecord(marks_[6], s));
-  std::vector<StagedCopy> copies;
+  // The half-pel planes first (the next decision reads them); the rest after that decision's
+  // preparation (queue_later()).
+  std::vector<StagedCopy> copies, deferred;
   size_t staged = 0;
   // Page-locked destinations (the encoder's reference pictures) take their copy straight.
-  auto stage = [&](void* dst, const void* src, size_t bytes) {
+  auto stage = [&](std::vector<StagedCopy>& to, void* dst, const void* src, size_t bytes) {
     if (page_locked(dst, bytes)) {
-      copies.push_back({dst, src, bytes, 0, false});
+      to.push_back({dst, src, bytes, 0, false});
       return;
     }
-    copies.push_back({dst, src, bytes, staged});
+    to.push_back({dst, src, bytes, staged});
     staged += (bytes + 255) / 256 * 256;
   };
-  for (int p = 0; p < 3; p++) stage(job.rec->plane[p].data(), rec_[p].get(), job.rec->plane[p].size());
+  for (int p = 0; p < 3; p++) stage(deferred, job.rec->plane[p].data(), rec_[p].get(), job.rec->plane[p].size());
   if (job.rec_luma) {
     const RefEntry* e = held_entry(job.rec_id);
     if (!e) return Status::error("the reconstruction's half-pel planes are not on the device");
     const h264::LumaRefView v = job.rec_luma->view();
-    for (int p = 0; p < 4; p++) stage(job.rec_luma->data(p), e->luma[p].get(), size_t(v.w) * size_t(v.h));
+    for (int p = 0; p < 4; p++) stage(copies, job.rec_luma->data(p), e->luma[p].get(), size_t(v.w) * size_t(v.h));
     // the luma before the loop filter, as the CPU's run() leaves it (RefPicture::search_luma)
     if (job.rec_search && job.deblock) {
       job.rec_search->resize(job.rec->plane[0].size());
-      stage(job.rec_search->data(), e->search.get(), job.rec_search->size());
+      stage(deferred, job.rec_search->data(), e->search.get(), job.rec_search->size());
     } else if (job.rec_search) {
       job.rec_search->clear();
     }
@@ -932,6 +951,8 @@ Status H264ReconCore::run(const h264::ReconJob& job, cudaStream_t s) {
                                  cudaMemcpyDeviceToHost, aux_.get()));
   GVC_CUDA_TRY(cudaEventRecord(marks_[7], aux_.get()));
   pending_ = std::move(copies);  // only once every copy is under way
+  later_ = std::move(deferred);
+  later_queued_ = false;
   pending_on_device_ = job.rec_luma != nullptr;  // the reference is kept there (keep_reconstruction)
   drop.armed = false;
   if (later) return {};
@@ -942,32 +963,29 @@ Status H264ReconCore::run(const h264::ReconJob& job, cudaStream_t s) {
 // sanitizer) the waits below then find its rows done instead of waiting for a launch behind
 // them. The bands count as they are queued, so a failure part-way leaves those to wait_rows()
 // or drop_rows().
-Status H264ReconCore::download_rows(const h264::ReconJob& job, const unsigned* intra_progress, bool direct) {
+Status H264ReconCore::download_rows(const h264::ReconJob& job, const unsigned* intra_progress, bool direct,
+                                    bool later) {
   bands_ = bands_copied_ = 0;
   rows_width_ = job.mb_width;
   rows_height_ = job.mb_height;
   rows_dst_ = job.mbs;
   rows_direct_ = direct;
-  band_rows_ = intra_progress ? kBandRows : job.mb_height;
+  band_rows_ = intra_progress ? kBandRows : later ? kLaterBandRows : job.mb_height;
   uint8_t* dst = direct ? reinterpret_cast<uint8_t*>(job.mbs) : levels_staging_.get<uint8_t>();
   GVC_TRY(rows_.create());
-  if (band_ready_.empty()) band_ready_.resize(1);
   const size_t row_bytes = size_t(job.mb_width) * sizeof(Macroblock);
-  if (!intra_progress) {  // one band, behind the reconstruction's kernels (marks_[3])
+  if (intra_progress)
+    GVC_TRY(rows_start_.wait_on(rows_.get()));
+  else  // behind the reconstruction's kernels (marks_[3])
     GVC_CUDA_TRY(cudaStreamWaitEvent(rows_.get(), marks_[3], 0));
-    GVC_CUDA_TRY(cudaMemcpyAsync(dst, mbs_.get(), size_t(job.mb_height) * row_bytes, cudaMemcpyDeviceToHost,
-                                 rows_.get()));
-    GVC_TRY(band_ready_[0].record(rows_.get()));
-    bands_ = 1;
-    return {};
-  }
-  GVC_TRY(rows_start_.wait_on(rows_.get()));
-  const int bands = (job.mb_height + kBandRows - 1) / kBandRows;
+  const int bands = (job.mb_height + band_rows_ - 1) / band_rows_;
   if (band_ready_.size() < size_t(bands)) band_ready_.resize(size_t(bands));
   for (int b = 0; b < bands; b++) {
-    const int y0 = b * kBandRows, y1 = std::min(job.mb_height, y0 + kBandRows);
-    wait_rows_done<<<1, 1, 0, rows_.get()>>>(intra_progress, y0, y1, unsigned(job.mb_width));
-    GVC_CUDA_TRY(cudaGetLastError());
+    const int y0 = b * band_rows_, y1 = std::min(job.mb_height, y0 + band_rows_);
+    if (intra_progress) {
+      wait_rows_done<<<1, 1, 0, rows_.get()>>>(intra_progress, y0, y1, unsigned(job.mb_width));
+      GVC_CUDA_TRY(cudaGetLastError());
+    }
     GVC_CUDA_TRY(cudaMemcpyAsync(dst + size_t(y0) * row_bytes, mbs_.get<uint8_t>() + size_t(y0) * row_bytes, size_t(y1 - y0) * row_bytes,
                                  cudaMemcpyDeviceToHost, rows_.get()));
     GVC_TRY(band_ready_[size_t(b)].record(rows_.get()));
@@ -996,10 +1014,41 @@ Status H264ReconCore::wait_rows(int rows) {
 }
 
 Status H264ReconCore::finish_on_device() {
-  return pending_.empty() || pending_on_device_ ? Status() : finish();
+  return (pending_.empty() && later_.empty()) || pending_on_device_ ? Status() : finish();
+}
+
+Status H264ReconCore::queue_later(const Event* after) {
+  if (later_.empty() || later_queued_) return {};
+  Status st = after ? after->wait_on(aux_.get()) : Status();
+  for (const StagedCopy& c : later_)
+    if (st.ok())
+      st = check(cudaMemcpyAsync(c.staged ? staging_.get<uint8_t>() + c.offset : c.dst, c.src, c.bytes,
+                                 cudaMemcpyDeviceToHost, aux_.get()),
+                 "cudaMemcpyAsync");
+  if (st.ok()) st = later_done_.record(aux_.get());
+  if (st.ok()) {
+    later_queued_ = true;
+    return {};
+  }
+  // The copies queued end before their destinations may go; what they fill is not complete.
+  (void)aux_.synchronize("reconstruction downloads");
+  later_.clear();
+  return st;
 }
 
 Status H264ReconCore::finish() {
+  GVC_TRY(finish_planes());
+  GVC_TRY(queue_later(nullptr));
+  if (later_.empty()) return {};
+  const std::vector<StagedCopy> copies = std::move(later_);
+  later_.clear();
+  later_queued_ = false;
+  GVC_TRY(later_done_.synchronize("reconstruction downloads"));
+  copy_from_staging(staging_.get<uint8_t>(), copies);
+  return {};
+}
+
+Status H264ReconCore::finish_planes() {
   GVC_TRY(wait_rows(rows_height_));
   GVC_TRY(complete_source());
   if (pending_.empty()) return {};

@@ -52,10 +52,15 @@ class H264ReconCore {
   // with job.mbs_later); waits for them and fills those destinations, which must stay where
   // they were; completes load_device_source()'s host copy too. No-op when nothing is pending.
   Status finish();
+  // The part of finish() that the next decision's wavefront needs: the macroblocks, the source
+  // and job.rec_luma (the half-pel planes it predicts from where a SATD is not cached). job.rec
+  // and job.rec_search come down after the decision's preparation (queue_later()), and the
+  // next finish() completes them.
+  Status finish_planes();
   // What work queued after it on run()'s stream needs of the last run(): the reconstruction
   // kept on the device as a reference (reference_luma()) is made on that stream before it, so
   // this waits only when run() kept none (then finish()). The host copies may still be on their way: prepare_decision()
-  // completes them (finish()) before its wait.
+  // completes those it needs (finish_planes()) before its wait.
   Status finish_on_device();
   // The last finished run()'s uploads, kernels and downloads, timed with events on its stream
   // (the downloads' on aux_).
@@ -131,12 +136,15 @@ class H264ReconCore {
   Status keep_reconstruction(const h264::ReconJob& job, RefEntry& e, cudaStream_t s);
   // Makes the analysis stream (if any) wait for the work queued so far on `on`.
   Status analysis_waits_for(cudaStream_t on, Event& ev);
+  // Queues an empty kernel on `on` after its downloads (h264_recon.cu says why).
+  Status end_after_downloads(cudaStream_t on);
   // The entry holding picture `id`, or null.
   RefEntry* held_entry(uint64_t id);
   // Queues the downloads of run()'s macroblocks on rows_: bands of kBandRows rows, each
-  // behind the intra wavefront's progress (job.mbs_by_rows, intra_progress given), or one band
-  // of the whole frame behind the reconstruction's kernels (intra_progress null).
-  Status download_rows(const h264::ReconJob& job, const unsigned* intra_progress, bool direct);
+  // behind the intra wavefront's progress (job.mbs_by_rows, intra_progress given), or behind
+  // the reconstruction's kernels (intra_progress null) bands of kLaterBandRows where the
+  // caller takes them by rows later (job.mbs_later), else one band of the whole frame.
+  Status download_rows(const h264::ReconJob& job, const unsigned* intra_progress, bool direct, bool later);
   // Waits for load_device_source()'s download of the host copy and completes it (copy false:
   // drops it).
   Status complete_source(bool copy = true);
@@ -160,8 +168,15 @@ class H264ReconCore {
   DeviceBuffer me_pred_;  // me_predictors()
   PinnedBuffer intra_prep_host_, satd_host_, presel_host_, me_staging_, src_staging_;
   PinnedBuffer levels_staging_, staging_;  // run()'s downloads: the macroblocks, the rest
-  std::vector<StagedCopy> pending_;         // what finish() copies out of staging_
+  std::vector<StagedCopy> pending_;         // what finish_planes() copies out of staging_
   bool pending_on_device_ = false;          // the pending run() kept its reconstruction
+  // What the decision does not read (job.rec, job.rec_search): queued on aux_ by queue_later()
+  // behind the preparation's downloads, which would otherwise wait behind them in the copy
+  // engine; completed by finish().
+  std::vector<StagedCopy> later_;
+  bool later_queued_ = false;
+  Event later_done_;
+  Status queue_later(const Event* after);
   // run(): start, uploads, inter, intra, the macroblocks' download queued (on rows_: its time
   // is not measured), loop filter, reference planes,
   // downloads done (on aux_)
@@ -181,18 +196,21 @@ class H264ReconCore {
   Event src_for_analysis_;  // upload_source's copies (on src_stream_)
   Event analysis_done_;  // the motion search queued on analysis_ (prepare_decision)
   h264::FrameReconstructor::RunTimes times_;
-  // The macroblocks by rows (run() with job.mbs_by_rows): band b holds rows
-  // [b * kBandRows, (b + 1) * kBandRows), down in levels_staging_ (or straight in rows_dst_,
+  // The macroblocks by rows (run() with job.mbs_by_rows or job.mbs_later): band b holds rows
+  // [b * band_rows_, (b + 1) * band_rows_), down in levels_staging_ (or straight in rows_dst_,
   // page-locked: rows_direct_) once band_ready_[b] has passed; wait_rows() copies them to
-  // rows_dst_ in order.
+  // rows_dst_ in order. Behind the intra wavefront, bands of kBandRows follow its progress;
+  // behind the kernels (a P frame's few intra macroblocks), bands of kLaterBandRows, so that the
+  // entropy coding starts on the first while the others come down.
   static constexpr int kBandRows = 4;
+  static constexpr int kLaterBandRows = 16;
   Stream rows_;
   Event rows_start_;  // on run()'s stream, after the wavefront's progress was reset
   std::vector<Event> band_ready_;
   int bands_ = 0, bands_copied_ = 0, rows_width_ = 0, rows_height_ = 0;
   h264::Macroblock* rows_dst_ = nullptr;
   bool rows_direct_ = false;
-  int band_rows_ = kBandRows;  // rows of a band: kBandRows, or the whole frame in one
+  int band_rows_ = kBandRows;  // rows of a band: kBandRows, kLaterBandRows or the whole frame
   PinnedBuffer decisions_host_;  // the job's decisions, packed (kDecisionBytes each)
   const h264::Macroblock* packed_mbs_ = nullptr;  // decisions_packed(): whose they are
   int packed_count_ = 0, packed_intra_ = 0;

@@ -245,13 +245,22 @@ Status Encoder::drain(EncodedFrame& out) {
 Status Encoder::start_held_entropy() {
   if (!held_.present) return Status();
   held_.present = false;
-  const Status st = recon_->wait_rows(mb_height_);
-  if (!st.ok()) return Status::error(std::string("reconstruction failed: ") + st.message());
-  entropy_.push([this, sh = held_.sh, num_refs = held_.num_refs] {
-    code_slices(coded_mbs_, sh, num_refs, pending_);
+  held_rows_ = std::make_unique<Progress>();  // the last frame's coding is done (entropy_ is idle)
+  entropy_.push([this, sh = held_.sh, num_refs = held_.num_refs, rows = held_rows_.get()] {
+    code_slices(coded_mbs_, sh, num_refs, pending_, rows);
     pending_.present = true;
   });
-  return Status();
+  Status st;
+  for (int r = 1; r <= mb_height_ && st.ok(); r++) {
+    st = recon_->wait_rows(r);
+    if (st.ok()) held_rows_->set(r);
+  }
+  if (st.ok()) return Status();
+  // The coding must not wait for rows that the failure keeps from coming; what it wrote goes.
+  held_rows_->set(mb_height_);
+  entropy_.wait_idle();
+  pending_ = EncodedFrame();
+  return Status::error(std::string("reconstruction failed: ") + st.message());
 }
 
 Status Encoder::set_qp(int qp) {

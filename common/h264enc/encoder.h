@@ -130,8 +130,9 @@ class Encoder {
   void code_slices(const std::vector<Macroblock>& mbs, const SliceHeader& sh, int num_refs, EncodedFrame& out,
                    const Progress* rows_ready = nullptr);
   DecideFlags decide_flags() const;
-  // Pipelined: completes the held frame's macroblocks (FrameReconstructor::wait_rows) and
-  // starts its entropy coding on entropy_, into pending_.
+  // Pipelined: starts the held frame's entropy coding on entropy_, into pending_, and completes
+  // its macroblocks (FrameReconstructor::wait_rows) by rows meanwhile, handing each row to the
+  // coding as it comes.
   Status start_held_entropy();
 
   EncoderParams params_;
@@ -174,6 +175,9 @@ class Encoder {
     SliceHeader sh;
     int num_refs = 0;
   } held_;
+  // The held frame's rows of coded_mbs_ complete, for its entropy coding (a new count each
+  // frame: a Progress only grows).
+  std::unique_ptr<Progress> held_rows_;
   EncodedFrame pending_;  // pipelined: the frame the entropy thread codes (or coded)
   JobThread entropy_;     // last: destroyed first, finishing its job
 };
