@@ -97,6 +97,18 @@ struct DecideJob {
   std::function<void()> before_wavefront;
 };
 
+// The CPU decision: job's macroblocks decided (decide_mb, then finish_mb_syntax) into job.mbs
+// (packed into job.packed and the intra ones counted into *job.intra_count where those are
+// set) in a wavefront on `threads` threads. Each takes the next group of `rows` rows and steps
+// through them together: macroblock x of the group's row i at step x + 2i, so that (x + 1, y - 1)
+// is its own but for the group's first row, which waits for the row above (taken before, so
+// under way). That covers every neighbour decide_mb and finish_mb_syntax read; the result does
+// not depend on the threads or the groups. `times`, where given, gets the threads' summed waits
+// for the row above and the last thread's start after the call (ms).
+struct WavefrontTimes {
+  double wait_ms = 0, late_ms = 0;
+};
+void decide_wavefront(const DecideJob& job, int threads, int rows, WavefrontTimes* times = nullptr);
 // How many consecutive rows one thread of the CPU decision's wavefront takes at a time.
 int wavefront_group_rows(int mb_height, int threads);
 

@@ -1,6 +1,8 @@
 // frame_recon_cpu.cpp: the CPU decision (a wavefront on all cores) and reconstruction stages: recon_mb.h in raster order, then the loop filter
 #include <algorithm>
 #include <atomic>
+#include <chrono>
+#include <cstdint>
 #include <cstring>
 #include <vector>
 
@@ -18,51 +20,11 @@ class CpuReconstructor final : public FrameReconstructor {
  public:
   const char* name() const override { return "cpu"; }
 
-  // The decisions in a wavefront over rows on all cores. Each thread takes the next group of
-  // rows (wavefront_group_rows) and steps through them together: macroblock x of the group's
-  // row i at step x + 2i, so that (x + 1, y - 1) is this thread's own but for the group's first
-  // row, which waits for the row above (taken before, so under way). That covers every
-  // neighbour decide_mb and finish_mb_syntax read; the result does not depend on the threads.
+  // The decisions in a wavefront over rows on all cores (decide_wavefront).
   Status decide(const DecideJob& job) override {
     if (job.before_wavefront) job.before_wavefront();
-    const MbAnalysis a = frame_analysis(job);
-    const int w = job.mb_width, h = job.mb_height;
-    const int threads = parallel_threads(), rows = wavefront_group_rows(h, threads);
-    // Each row's count of decided macroblocks on a cache line of its own (its writer updates it
-    // with every macroblock while the next group's thread waits on it).
-    struct alignas(64) RowDone {
-      Progress v;
-    };
-    std::vector<RowDone> row_done(static_cast<size_t>(h));
-    std::atomic<int> next_group{0}, intra{0};
-    parallel_for(std::min(threads, (h + rows - 1) / rows), [&](int) {
-      MbAnalysis t = a;
-      int my_intra = 0;
-      for (int g; (g = next_group.fetch_add(1)) * rows < h;) {
-        const int y0 = g * rows, n = std::min(rows, h - y0);
-        for (int step = 0; step < w + 2 * (n - 1); step++) {
-          for (int i = 0; i < n; i++) {
-            const int mx = step - 2 * i, my = y0 + i;
-            if (mx < 0 || mx >= w) continue;
-            const int addr = my * w + mx;
-            if (i == 0 && my > 0) row_done[size_t(my - 1)].v.wait_for(std::min(mx + 2, w));
-            t.map = MbMap{job.mbs, w, h, job.slice_of_mb[addr]};
-            t.mx = mx;
-            t.my = my;
-            t.intra_cand = job.intra_cand ? &job.intra_cand[addr] : nullptr;
-            t.satd = job.satd && job.num_refs ? &job.satd[size_t(addr) * size_t(job.num_refs)] : nullptr;
-            t.presel = job.presel && job.num_refs ? &job.presel[addr] : nullptr;
-            decide_mb(t, job.mbs[addr], job.intra_prep ? &job.intra_prep[addr] : nullptr);
-            finish_mb_syntax(t.map, mx, my, job.mbs[addr]);
-            if (job.packed) std::memcpy(job.packed + size_t(addr) * kDecisionBytes, &job.mbs[addr], kDecisionBytes);
-            my_intra += is_intra(job.mbs[addr].type);
-            row_done[size_t(my)].v.set(mx + 1);
-          }
-        }
-      }
-      intra += my_intra;
-    });
-    if (job.intra_count) *job.intra_count = intra.load();
+    const int threads = parallel_threads();
+    decide_wavefront(job, threads, wavefront_group_rows(job.mb_height, threads));
     return Status();
   }
 
@@ -109,6 +71,73 @@ class CpuReconstructor final : public FrameReconstructor {
 };
 
 }  // namespace
+
+void decide_wavefront(const DecideJob& job, int threads, int rows, WavefrontTimes* times) {
+  const MbAnalysis a = frame_analysis(job);
+  const int w = job.mb_width, h = job.mb_height;
+  // Each row's count of decided macroblocks on a cache line of its own (its writer updates it
+  // with every macroblock while the next group's thread waits on it).
+  struct alignas(64) RowDone {
+    Progress v;
+  };
+  std::vector<RowDone> row_done(static_cast<size_t>(h));
+  std::atomic<int> next_group{0}, intra{0};
+  std::atomic<int64_t> wait_ns{0}, late_ns{0};
+  using Clock = std::chrono::steady_clock;
+  const auto ns_since = [](Clock::time_point t) {
+    return int64_t(std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - t).count());
+  };
+  const Clock::time_point t0 = times ? Clock::now() : Clock::time_point();
+  parallel_for(std::min(threads, (h + rows - 1) / rows), [&](int) {
+    if (times) {
+      const int64_t late = ns_since(t0);
+      for (int64_t seen = late_ns.load(); seen < late && !late_ns.compare_exchange_weak(seen, late);) {
+      }
+    }
+    MbAnalysis t = a;
+    int my_intra = 0;
+    int64_t my_wait = 0;
+    for (int g; (g = next_group.fetch_add(1)) * rows < h;) {
+      const int y0 = g * rows, n = std::min(rows, h - y0);
+      for (int step = 0; step < w + 2 * (n - 1); step++) {
+        for (int i = 0; i < n; i++) {
+          const int mx = step - 2 * i, my = y0 + i;
+          if (mx < 0 || mx >= w) continue;
+          const int addr = my * w + mx;
+          if (i == 0 && my > 0) {
+            const Progress& above = row_done[size_t(my - 1)].v;
+            const int need = std::min(mx + 2, w);
+            if (times && above.get() < need) {
+              const Clock::time_point w0 = Clock::now();
+              above.wait_for(need);
+              my_wait += ns_since(w0);
+            } else {
+              above.wait_for(need);
+            }
+          }
+          t.map = MbMap{job.mbs, w, h, job.slice_of_mb[addr]};
+          t.mx = mx;
+          t.my = my;
+          t.intra_cand = job.intra_cand ? &job.intra_cand[addr] : nullptr;
+          t.satd = job.satd && job.num_refs ? &job.satd[size_t(addr) * size_t(job.num_refs)] : nullptr;
+          t.presel = job.presel && job.num_refs ? &job.presel[addr] : nullptr;
+          decide_mb(t, job.mbs[addr], job.intra_prep ? &job.intra_prep[addr] : nullptr);
+          finish_mb_syntax(t.map, mx, my, job.mbs[addr]);
+          if (job.packed) std::memcpy(job.packed + size_t(addr) * kDecisionBytes, &job.mbs[addr], kDecisionBytes);
+          my_intra += is_intra(job.mbs[addr].type);
+          row_done[size_t(my)].v.set(mx + 1);
+        }
+      }
+    }
+    intra += my_intra;
+    wait_ns += my_wait;
+  });
+  if (job.intra_count) *job.intra_count = intra.load();
+  if (times) {
+    times->wait_ms = double(wait_ns.load()) * 1e-6;
+    times->late_ms = double(late_ns.load()) * 1e-6;
+  }
+}
 
 int wavefront_group_rows(int mb_height, int threads) {
   // Pairs of rows where there are enough of them to keep every thread busy: half as many

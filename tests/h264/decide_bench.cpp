@@ -95,61 +95,21 @@ struct Results {
   int p_frames = 0;
 };
 
-// A copy of the CPU reconstructor's wavefront (frame_recon_cpu.cpp) on `threads` threads, each
-// claiming `rows` consecutive rows at a time and stepping through them together (macroblock x of
-// the group's row i at step x + 2i, so each row's (x + 1, y - 1) is this thread's own but for
-// the group's first row). Returns the wall time; `wait` gets the threads' summed time waiting
-// for the row above, `late` the last thread's start after the call (ms).
+// The CPU reconstructor's wavefront (decide_wavefront) into `mbs`, on `threads` threads taking
+// `rows` rows at a time: its wall time; `wait` gets the threads' summed time waiting for the row
+// above, `late` the last thread's start after the call (ms).
 double variant_wavefront(const DecideJob& job, Macroblock* mbs, int threads, int rows, double& wait, double& late) {
-  const MbAnalysis a = frame_analysis(job);
-  const int w = job.mb_width, h = job.mb_height;
-  struct alignas(64) RowDone {
-    Progress v;
-  };
-  std::vector<RowDone> row_done(static_cast<size_t>(h));
-  std::atomic<int> next_group{0};
-  std::atomic<long long> wait_ns{0}, late_ns{0};
-  const auto t0 = std::chrono::steady_clock::now();
-  parallel_for(std::min(threads, (h + rows - 1) / rows), [&](int) {
-    const auto start = std::chrono::steady_clock::now();
-    long long my_late = std::chrono::duration_cast<std::chrono::nanoseconds>(start - t0).count();
-    for (long long seen = late_ns.load(); seen < my_late && !late_ns.compare_exchange_weak(seen, my_late);) {
-    }
-    long long my_wait = 0;
-    MbAnalysis t = a;
-    for (int g; (g = next_group.fetch_add(1)) * rows < h;) {
-      const int y0 = g * rows, n_rows = std::min(rows, h - y0);
-      for (int s = 0; s < w + 2 * (n_rows - 1); s++) {
-        for (int i = 0; i < n_rows; i++) {
-          const int mx = s - 2 * i, my = y0 + i;
-          if (mx < 0 || mx >= w) continue;
-          const int addr = my * w + mx;
-          if (i == 0 && my > 0) {
-            const Progress& above = row_done[size_t(my - 1)].v;
-            const int need = std::min(mx + 2, w);
-            if (above.get() < need) {
-              const auto w0 = std::chrono::steady_clock::now();
-              above.wait_for(need);
-              my_wait += std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - w0).count();
-            }
-          }
-          t.map = MbMap{mbs, w, h, job.slice_of_mb[addr]};
-          t.mx = mx;
-          t.my = my;
-          t.intra_cand = job.intra_cand ? &job.intra_cand[addr] : nullptr;
-          t.satd = &job.satd[size_t(addr) * size_t(job.num_refs)];
-          t.presel = job.presel ? &job.presel[addr] : nullptr;
-          decide_mb(t, mbs[addr], &job.intra_prep[addr]);
-          finish_mb_syntax(t.map, mx, my, mbs[addr]);
-          row_done[size_t(my)].v.set(mx + 1);
-        }
-      }
-    }
-    wait_ns += my_wait;
-  });
-  wait = double(wait_ns.load()) * 1e-6;
-  late = double(late_ns.load()) * 1e-6;
-  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  DecideJob j = job;
+  j.mbs = mbs;
+  j.packed = nullptr;
+  j.intra_count = nullptr;
+  WavefrontTimes times;
+  const double w0 = wall_ms();
+  decide_wavefront(j, threads, rows, &times);
+  const double ms = wall_ms() - w0;
+  wait = times.wait_ms;
+  late = times.late_ms;
+  return ms;
 }
 
 // `threads` threads each decide the whole frame alone, in raster order, into a copy of their own
