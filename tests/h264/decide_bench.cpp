@@ -116,25 +116,15 @@ double variant_wavefront(const DecideJob& job, Macroblock* mbs, int threads, int
 // (nothing shared but the read-only inputs): the median of their CPU times (ms). Against the one
 // thread's time, what running beside the others costs without a hand-over between them.
 double independent_decide(const DecideJob& job, int threads) {
-  const MbAnalysis a = frame_analysis(job);
-  const int w = job.mb_width, h = job.mb_height;
   std::vector<double> cpu(size_t(threads), 0.0);
   parallel_for(threads, [&](int i) {
-    std::vector<Macroblock> mbs(size_t(w) * size_t(h));
+    std::vector<Macroblock> mbs(size_t(job.mb_width) * size_t(job.mb_height));
+    DecideJob j = job;
+    j.mbs = mbs.data();
+    j.packed = nullptr;
+    j.intra_count = nullptr;
     const double t0 = thread_ms();
-    MbAnalysis t = a;
-    for (int my = 0; my < h; my++)
-      for (int mx = 0; mx < w; mx++) {
-        const int addr = my * w + mx;
-        t.map = MbMap{mbs.data(), w, h, job.slice_of_mb[addr]};
-        t.mx = mx;
-        t.my = my;
-        t.intra_cand = job.intra_cand ? &job.intra_cand[addr] : nullptr;
-        t.satd = &job.satd[size_t(addr) * size_t(job.num_refs)];
-        t.presel = job.presel ? &job.presel[addr] : nullptr;
-        decide_mb(t, mbs[size_t(addr)], &job.intra_prep[addr]);
-        finish_mb_syntax(t.map, mx, my, mbs[size_t(addr)]);
-      }
+    decide_wavefront(j, 1, 1);  // on this thread, in raster order (a loop of one runs on its caller)
     cpu[size_t(i)] = thread_ms() - t0;
   });
   return median(cpu);
