@@ -1003,7 +1003,11 @@ Status H264ReconCore::wait_rows(int rows) {
   const size_t row_bytes = size_t(rows_width_) * sizeof(Macroblock);
   while (bands_copied_ < bands_ && bands_copied_ * band_rows_ < rows) {
     const int y0 = bands_copied_ * band_rows_, y1 = std::min(rows_height_, y0 + band_rows_);
-    GVC_TRY(band_ready_[size_t(bands_copied_)].synchronize("reconstruction levels"));
+    const Status st = band_ready_[size_t(bands_copied_)].synchronize("reconstruction levels");
+    if (!st.ok()) {  // the bands still queued end before the caller may read or free rows_dst_
+      drop_rows();
+      return st;
+    }
     if (!rows_direct_)
       copy_host_parallel(reinterpret_cast<uint8_t*>(rows_dst_) + size_t(y0) * row_bytes,
                          levels_staging_.get<uint8_t>() + size_t(y0) * row_bytes, size_t(y1 - y0) * row_bytes);

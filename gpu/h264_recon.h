@@ -63,7 +63,8 @@ class H264ReconCore {
   // completes those it needs (finish_planes()) before its wait.
   Status finish_on_device();
   // The last finished run()'s uploads, kernels and downloads, timed with events on its stream
-  // (the downloads' on aux_).
+  // (the downloads' on aux_: those of the half-pel planes; job.rec's and job.rec_search's
+  // follow the next decision's preparation and are not timed).
   h264::FrameReconstructor::RunTimes last_run_times() const { return times_; }
   ~H264ReconCore();
 
@@ -199,9 +200,10 @@ class H264ReconCore {
   // The macroblocks by rows (run() with job.mbs_by_rows or job.mbs_later): band b holds rows
   // [b * band_rows_, (b + 1) * band_rows_), down in levels_staging_ (or straight in rows_dst_,
   // page-locked: rows_direct_) once band_ready_[b] has passed; wait_rows() copies them to
-  // rows_dst_ in order. Behind the intra wavefront, bands of kBandRows follow its progress;
-  // behind the kernels (a P frame's few intra macroblocks), bands of kLaterBandRows, so that the
-  // entropy coding starts on the first while the others come down.
+  // rows_dst_ in order. Behind the intra wavefront (job.mbs_by_rows, a quarter of the macroblocks
+  // intra), bands of kBandRows follow its progress; else, with job.mbs_later (pipelined, every
+  // frame), bands of kLaterBandRows behind the kernels, so that the entropy coding starts on the
+  // first while the others come down.
   static constexpr int kBandRows = 4;
   static constexpr int kLaterBandRows = 16;
   Stream rows_;

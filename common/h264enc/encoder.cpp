@@ -256,7 +256,8 @@ Status Encoder::start_held_entropy() {
     if (st.ok()) held_rows_->set(r);
   }
   if (st.ok()) return Status();
-  // The coding must not wait for rows that the failure keeps from coming; what it wrote goes.
+  // The coding must not wait for rows that the failure keeps from coming (wait_rows() has let
+  // the copies still under way into coded_mbs_ end); what it writes goes.
   held_rows_->set(mb_height_);
   entropy_.wait_idle();
   pending_ = EncodedFrame();
@@ -424,8 +425,8 @@ Status Encoder::encode_frame(const FrameIn& in, bool force_idr, EncodedFrame& ou
   // whose rows stall all the rows below them when one of its threads waits for a core.
   if (pipelined_) dj.before_wavefront = [this] { entropy_.wait_idle(); };
   {
-    // The last frame's macroblocks have come down meanwhile: their entropy coding runs while
-    // the GPU prepares this frame's decision.
+    // The last frame's entropy coding, on its macroblocks' rows as they come down, while the
+    // GPU prepares this frame's decision.
     Status st = start_held_entropy();
     if (!st.ok()) return st;
     st = recon_->decide(dj);

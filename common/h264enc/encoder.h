@@ -35,12 +35,12 @@ struct FrameStats {
 struct StageTimes {
   double wait = 0;       // the source's copy and upload (host input), then what the analysis
                          // needs of the last frame's reconstruction (finish_for_analysis(): on
-                         // the GPU, nothing; its host copies are waited for in the decision)
+                         // the GPU, nothing; the decision waits for the host copies it reads)
   double analysis = 0;   // the source's upload, intra pruning and motion search (the backend's)
   double analysis_upload = 0;  // of which the source's upload (device input)
   double decision = 0;   // decide_mb over the frame (CPU), with its preparation
   double decision_prep = 0;  // of which the preparation before the wavefront (the GPU's, and
-                             // the last reconstruction's host copies completed meanwhile)
+                             // the last reconstruction's half-pel planes completed meanwhile)
   double recon = 0;      // the reconstructor: residual coding, reconstruction, loop filter,
                          // the new reference's half-pel planes
   // The last frame's reconstruction by part, where the reconstructor measures them (complete

@@ -179,7 +179,8 @@ class FrameReconstructor {
   virtual Status run(const ReconJob& job) = 0;
   // For a run() with job.mbs_by_rows or job.mbs_later: returns once rows [0, rows) of its
   // job.mbs are complete. Called on the thread that called run() (a device's context current);
-  // all rows are complete, at the latest, by the next decide(), run() or finish().
+  // all rows are complete, at the latest, by the next decide(), run() or finish(). After a
+  // failure nothing more is written into job.mbs.
   virtual Status wait_rows(int rows) {
     (void)rows;
     return Status();
@@ -209,7 +210,8 @@ class FrameReconstructor {
   virtual void unpin_host_memory(void* p) { (void)p; }
   // Completes the last run() as far as the analysis needs it: the backend's own motion search
   // may then read the new reference where reference_luma() gives it (on a device, work queued
-  // after it); its host copies may still be on their way until decide() or finish().
+  // after it); its host copies may still be on their way: decide() completes those it reads
+  // (on a device, the half-pel planes), the next run() or finish() all of them.
   virtual Status finish_for_analysis() { return finish(); }
 };
 

@@ -275,9 +275,11 @@ TEST(H264ReconCore, RandomDecisionsMatchTheCpu) {
   for (int round = 0; round < 6; round++) {
     // odd rounds: the macroblocks by rows (ReconJob::mbs_by_rows), rows of intra macroblocks
     // between rows whose only intra macroblock is the first, which the wavefront finishes
-    // before the row above
-    const bool by_rows = round % 2 == 1;
-    const int mbw = by_rows ? 12 : 3 + int(rng() % 10), mbh = by_rows ? 9 : 2 + int(rng() % 8);
+    // before the row above; rounds 2 and 4: taken later (ReconJob::mbs_later, as the pipelined
+    // encoder does), enough rows for several bands of H264ReconCore::kLaterBandRows
+    const bool by_rows = round % 2 == 1, later = round == 2 || round == 4;
+    const int mbw = by_rows ? 12 : 3 + int(rng() % 10);
+    const int mbh = by_rows ? 9 : later ? 33 + int(rng() % 8) : 2 + int(rng() % 8);
     const int refs = round == 0 ? 0 : 1 + int(rng() % 4);
     auto fill = [&](Picture& p, int ox, int oy) {
       p.alloc(mbw, mbh);
@@ -343,18 +345,22 @@ TEST(H264ReconCore, RandomDecisionsMatchTheCpu) {
     job.deblock = round % 3 != 2;
     job.deblock_params.qp = qp;
     gvc::h264::LumaRefPlanes luma_cpu, luma_gpu;
+    std::vector<uint8_t> search_cpu, search_gpu;  // the luma before the loop filter
     job.rec = &rec_cpu;
     job.mbs = mbs.data();
     job.rec_luma = &luma_cpu;
+    job.rec_search = &search_cpu;
     ASSERT_TRUE(cpu->run(job).ok());
     job.rec = &rec_gpu;
     job.mbs = mbs_gpu.data();
     job.rec_luma = &luma_gpu;
+    job.rec_search = &search_gpu;
     job.mbs_by_rows = by_rows;  // (the Encoder's frames above always are)
+    job.mbs_later = later;
     gvc::Status st = gpu->run(job);
     ASSERT_TRUE(st.ok()) << st.message();
-    ASSERT_EQ(gpu->rows_later(), by_rows) << "round " << round;
-    for (int r = 1; job.mbs_by_rows && r <= mbh; r++) {  // rows [0, r) complete after wait_rows(r)
+    ASSERT_EQ(gpu->rows_later(), by_rows || later) << "round " << round;
+    for (int r = 1; (by_rows || later) && r <= mbh; r++) {  // rows [0, r) complete after wait_rows(r)
       st = gpu->wait_rows(r);
       ASSERT_TRUE(st.ok()) << st.message();
       for (int i = (r - 1) * mbw; i < r * mbw; i++) {
@@ -387,6 +393,7 @@ TEST(H264ReconCore, RandomDecisionsMatchTheCpu) {
       if (testing::Test::HasFailure()) return;
     }
     for (int c = 0; c < 3; c++) ASSERT_EQ(rec_cpu.plane[c], rec_gpu.plane[c]) << "round " << round << " plane " << c;
+    ASSERT_EQ(search_cpu, search_gpu) << "round " << round << ": the luma before the loop filter";
 
     // The reconstruction as the reference of a next frame of inter macroblocks: the GPU reads
     // the copy it kept under rec_id (nothing is uploaded), the CPU the host planes.
@@ -413,6 +420,8 @@ TEST(H264ReconCore, RandomDecisionsMatchTheCpu) {
     nj.rec_id = job.rec_id + 1;
     nj.p_slice = true;
     nj.rec_luma = nullptr;
+    nj.rec_search = nullptr;
+    nj.mbs_by_rows = nj.mbs_later = false;
     nj.rec = &next_cpu_rec;
     nj.mbs = next.data();
     ASSERT_TRUE(cpu->run(nj).ok());

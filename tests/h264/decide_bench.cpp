@@ -10,7 +10,7 @@
 // --wavefront: also times the CPU reconstructor's wavefront (decide() on all cores, as the
 // encoder runs it) `reps` times per P frame on the same prepared inputs: its wall time and the
 // process's CPU time, to compare with the one thread's.
-// --variants: also times this file's copies of that wavefront on all threads, a half, a quarter
+// --variants: also times that wavefront (decide_wavefront) on all threads, a half, a quarter
 // and 2 of them, taking 1, 2 or 4 consecutive rows at a time that one thread decides together (a
 // cross-core hand-over every group, not every row), each with its threads' summed waits for the
 // row above and their start delays, their decisions checked against the one thread's; and the
