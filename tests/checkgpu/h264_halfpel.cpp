@@ -67,23 +67,31 @@ TEST(H264HalfPel, PlanesEqualTheCpu) {
       gvc::cuda::DeviceBuffer ref, out[4];
       CHECK_OK(ref.reserve(pic.size()));
       CHECK_CUDA(cudaMemcpy(ref.get(), pic.data(), pic.size(), cudaMemcpyHostToDevice));
-      gvc::cuda::HalfPelPlanes hp;
+      // The four planes built into buffers of `pitch` x `ph` filled with 0x5a first, read back.
+      const auto build = [&](int pitch, int pad, int pw, int ph, std::vector<uint8_t> got[4]) {
+        const size_t n = size_t(pitch) * size_t(ph);
+        gvc::cuda::HalfPelPlanes hp;
+        for (int p = 0; p < 4; p++) {
+          CHECK_OK(out[p].reserve(n));
+          CHECK_CUDA(cudaMemset(out[p].get(), 0x5a, n));
+          hp.plane[p] = out[p].get<uint8_t>();
+        }
+        hp.pitch = pitch;
+        hp.pad = pad;
+        hp.pw = pw;
+        hp.ph = ph;
+        CHECK_OK(gvc::cuda::build_half_pel_planes(ref.get<uint8_t>(), stride, w, h, hp, nullptr));
+        CHECK_CUDA(cudaDeviceSynchronize());
+        for (int p = 0; p < 4; p++) {
+          got[p].resize(n);
+          CHECK_CUDA(cudaMemcpy(got[p].data(), out[p].get(), n, cudaMemcpyDeviceToHost));
+        }
+      };
+      std::vector<uint8_t> got[4];
+      build(v.w, gvc::h264::LumaRefView::kPad, v.w, v.h, got);
       for (int p = 0; p < 4; p++) {
-        CHECK_OK(out[p].reserve(bytes));
-        CHECK_CUDA(cudaMemset(out[p].get(), 0x5a, bytes));
-        hp.plane[p] = out[p].get<uint8_t>();
-      }
-      hp.pitch = v.w;
-      hp.pad = gvc::h264::LumaRefView::kPad;
-      hp.pw = v.w;
-      hp.ph = v.h;
-      CHECK_OK(gvc::cuda::build_half_pel_planes(ref.get<uint8_t>(), stride, w, h, hp, nullptr));
-      CHECK_CUDA(cudaDeviceSynchronize());
-      for (int p = 0; p < 4; p++) {
-        std::vector<uint8_t> got(bytes);
-        CHECK_CUDA(cudaMemcpy(got.data(), out[p].get(), bytes, cudaMemcpyDeviceToHost));
         for (size_t i = 0; i < bytes; i++)
-          ASSERT_EQ(int(got[i]), int(v.plane[p][i]))
+          ASSERT_EQ(int(got[p][i]), int(v.plane[p][i]))
               << w << "x" << h << " kind " << kind << ": plane " << "Gbhj"[p] << " at padded (" << i % size_t(v.w)
               << ", " << i / size_t(v.w) << ")";
       }
@@ -92,25 +100,12 @@ TEST(H264HalfPel, PlanesEqualTheCpu) {
       // more row, a row pitch past the written width (whose bytes stay as they were).
       const int pad = 20 + int(rng() % 33), pw = w + 2 * pad, ph = h + 2 * pad + 1;
       const int pitch = (pw + 4 + 15) & ~15;
-      const size_t me_bytes = size_t(pitch) * size_t(ph);
+      build(pitch, pad, pw, ph, got);
       for (int p = 0; p < 4; p++) {
-        CHECK_OK(out[p].reserve(me_bytes));
-        CHECK_CUDA(cudaMemset(out[p].get(), 0x5a, me_bytes));
-        hp.plane[p] = out[p].get<uint8_t>();
-      }
-      hp.pitch = pitch;
-      hp.pad = pad;
-      hp.pw = pw;
-      hp.ph = ph;
-      CHECK_OK(gvc::cuda::build_half_pel_planes(ref.get<uint8_t>(), stride, w, h, hp, nullptr));
-      CHECK_CUDA(cudaDeviceSynchronize());
-      for (int p = 0; p < 4; p++) {
-        std::vector<uint8_t> got(me_bytes);
-        CHECK_CUDA(cudaMemcpy(got.data(), out[p].get(), me_bytes, cudaMemcpyDeviceToHost));
         for (int y = 0; y < ph; y++)
           for (int x = 0; x < pitch; x++) {
             const int want_v = x < pw ? half_pel_sample(pic, stride, w, h, pad, p, x, y) : 0x5a;
-            ASSERT_EQ(int(got[size_t(y) * size_t(pitch) + size_t(x)]), want_v)
+            ASSERT_EQ(int(got[p][size_t(y) * size_t(pitch) + size_t(x)]), want_v)
                 << w << "x" << h << " kind " << kind << ", border " << pad << ": plane " << "Gbhj"[p]
                 << " at padded (" << x << ", " << y << ")";
           }
