@@ -887,7 +887,7 @@ Status H264ReconCore::run(const h264::ReconJob& job, cudaStream_t s) {
       if (armed) core->drop_rows();
     }
   } drop{this, true};
-  GVC_TRY(download_rows(job, by_rows ? intra_progress : nullptr, direct, later));
+  GVC_TRY(download_rows(job, by_rows ? intra_progress : nullptr, direct));
   GVC_CUDA_TRY(cudaEventRecord(marks_[4], s));
   // The entry the reconstruction is kept in (that of rec_id, or the least recently used one
   // that is no reference of the job), and there its luma before the loop filter, which the
@@ -963,14 +963,13 @@ Status H264ReconCore::run(const h264::ReconJob& job, cudaStream_t s) {
 // sanitizer) the waits below then find its rows done instead of waiting for a launch behind
 // them. The bands count as they are queued, so a failure part-way leaves those to wait_rows()
 // or drop_rows().
-Status H264ReconCore::download_rows(const h264::ReconJob& job, const unsigned* intra_progress, bool direct,
-                                    bool later) {
+Status H264ReconCore::download_rows(const h264::ReconJob& job, const unsigned* intra_progress, bool direct) {
   bands_ = bands_copied_ = 0;
   rows_width_ = job.mb_width;
   rows_height_ = job.mb_height;
   rows_dst_ = job.mbs;
   rows_direct_ = direct;
-  band_rows_ = intra_progress ? kBandRows : later ? kLaterBandRows : job.mb_height;
+  band_rows_ = intra_progress ? kBandRows : job.mbs_later ? kLaterBandRows : job.mb_height;
   uint8_t* dst = direct ? reinterpret_cast<uint8_t*>(job.mbs) : levels_staging_.get<uint8_t>();
   GVC_TRY(rows_.create());
   const size_t row_bytes = size_t(job.mb_width) * sizeof(Macroblock);

@@ -145,7 +145,7 @@ class H264ReconCore {
   // behind the intra wavefront's progress (job.mbs_by_rows, intra_progress given), or behind
   // the reconstruction's kernels (intra_progress null) bands of kLaterBandRows where the
   // caller takes them by rows later (job.mbs_later), else one band of the whole frame.
-  Status download_rows(const h264::ReconJob& job, const unsigned* intra_progress, bool direct, bool later);
+  Status download_rows(const h264::ReconJob& job, const unsigned* intra_progress, bool direct);
   // Waits for load_device_source()'s download of the host copy and completes it (copy false:
   // drops it).
   Status complete_source(bool copy = true);
