@@ -201,13 +201,23 @@ class CudaH264Reconstructor final : public h264::FrameReconstructor {
     GVC_TRY(state_->enter());
     h264::DecideJob j = job;
     const auto t0 = std::chrono::steady_clock::now();
-    GVC_TRY(core_.prepare_decision(job, state_->stream.get(), &j.intra_prep, &j.satd, &j.presel, me_host_));
+    // The wavefront starts on the rows whose SATD caches are down (j.inputs_rows); the first of
+    // its threads to need another row waits for the rest, without a CUDA call (the pool's
+    // threads hold no context).
+    GVC_TRY(core_.prepare_decision(job, state_->stream.get(), &j.intra_prep, &j.satd, &j.presel, me_host_,
+                                   &j.inputs_rows));
+    bool rest_came = true;
+    if (j.inputs_rows < job.mb_height) j.wait_inputs = [&] { rest_came = core_.rest_prepared(kRestTimeoutMs); };
     if (job.me) j.me = me_host_;  // the wavefront reads host copies
     prepare_ms_ = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-    GVC_TRY(core_.decision_staging(job.mb_width * job.mb_height, &j.packed));  // packed by the wavefront
+    Status st = core_.decision_staging(job.mb_width * job.mb_height, &j.packed);  // packed by the wavefront
     int intra = -1;  // (a decision that does not count them leaves run() to)
     j.intra_count = &intra;
-    GVC_TRY(cpu_->decide(j));
+    if (st.ok()) st = cpu_->decide(j);
+    // Nothing is copied into the caches once decide() returns; a failure on the device shows here.
+    GVC_TRY(core_.wait_prepared());
+    GVC_TRY(st);
+    if (!rest_came) return Status::error("the decision's SATD caches did not come down in time");
     core_.decisions_packed(job.mbs, job.mb_width * job.mb_height, intra);
     return Status();
   }
@@ -289,6 +299,9 @@ class CudaH264Reconstructor final : public h264::FrameReconstructor {
   std::unique_ptr<h264::FrameReconstructor> cpu_ = h264::make_cpu_reconstructor();
   MbPartitionField me_host_[4];  // the decision's host view of the motion search's results
   double prepare_ms_ = 0;
+  // How long the decision's wavefront waits for the second band of SATD caches before it goes on
+  // without them and fails.
+  static constexpr int kRestTimeoutMs = 2000;
   std::vector<void*> pinned_;  // pin_host_memory's, until unpinned
 };
 

@@ -105,7 +105,7 @@ __global__ void satd_slots_of(h264::MbAnalysis a, h264::SatdSlots* out, h264::Pr
 static_assert(sizeof(h264::SatdSlots) <= kSatdThreads, "satd_cache copies SatdSlots a byte a thread");
 
 __global__ void __launch_bounds__(kSatdThreads) satd_cache(h264::MbAnalysis a, const h264::SatdSlots* mb_slots,
-                                                           h264::MbSatdRef* out) {
+                                                           h264::MbSatdRef* out, int first_cache) {
   __shared__ h264::SatdSlots slots;
   __shared__ int first_block[kEntries];         // each entry's first block in the shared-out list
   __shared__ uint8_t owner[kEntries * 16];      // the entry of each block of the list
@@ -113,14 +113,15 @@ __global__ void __launch_bounds__(kSatdThreads) satd_cache(h264::MbAnalysis a, c
   __shared__ int16_t vec[kEntries][2];
   __shared__ unsigned sum[kEntries];
   __shared__ int warp_blocks[kSatdThreads / 32];
-  const int mb = int(blockIdx.x) / a.num_refs, r = int(blockIdx.x) % a.num_refs;
+  const int block = first_cache + int(blockIdx.x);  // its cache's index in out
+  const int mb = block / a.num_refs, r = block % a.num_refs;
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   a.mx = mb % a.map.mb_width;
   a.my = mb / a.map.mb_width;
   if (threadIdx.x < sizeof(h264::SatdSlots))
     reinterpret_cast<uint8_t*>(&slots)[threadIdx.x] = reinterpret_cast<const uint8_t*>(&mb_slots[mb])[threadIdx.x];
   __syncthreads();
-  h264::MbSatdRef& c = out[blockIdx.x];
+  h264::MbSatdRef& c = out[block];
   // thread t's entries are kEntriesPerThread * t + i, so that a scan over threads orders them
   int n[kEntriesPerThread], mine = 0;
 #pragma unroll
@@ -190,10 +191,11 @@ Status launch_satd_slots(const h264::MbAnalysis& a, h264::SatdSlots* slots, h264
 }
 
 Status launch_satd_cache(const h264::MbAnalysis& a, const h264::SatdSlots* slots, h264::MbSatdRef* out,
-                         cudaStream_t s) {
-  const int blocks = a.map.mb_width * a.map.mb_height * a.num_refs;
+                         cudaStream_t s, int first_row, int end_row) {
+  if (end_row < 0) end_row = a.map.mb_height;
+  const int blocks = a.map.mb_width * (end_row - first_row) * a.num_refs;
   if (blocks <= 0) return {};
-  satd_cache<<<blocks, kSatdThreads, 0, s>>>(a, slots, out);
+  satd_cache<<<blocks, kSatdThreads, 0, s>>>(a, slots, out, a.map.mb_width * first_row * a.num_refs);
   GVC_CUDA_TRY(cudaGetLastError());
   return {};
 }

@@ -29,12 +29,12 @@ Status launch_intra_prep(const h264::MbAnalysis& a, const uint16_t* slice_of_mb,
 Status launch_satd_slots(const h264::MbAnalysis& a, h264::SatdSlots* slots, h264::Preselection* presel,
                          cudaStream_t s);
 
-// The SATD caches of every macroblock and each of a.num_refs references into
-// out[mb_addr * num_refs + r], asynchronously on stream s, after launch_satd_slots' `slots`.
-// `a` holds the frame's analysis with device source planes, references (a.refs) and ME results
-// (a.me); its map gives the size.
+// The SATD caches of every macroblock of rows [first_row, end_row) (end_row -1: the last row
+// too) and each of a.num_refs references into out[mb_addr * num_refs + r], asynchronously on
+// stream s, after launch_satd_slots' `slots`. `a` holds the frame's analysis with device source
+// planes, references (a.refs) and ME results (a.me); its map gives the size.
 Status launch_satd_cache(const h264::MbAnalysis& a, const h264::SatdSlots* slots, h264::MbSatdRef* out,
-                         cudaStream_t s);
+                         cudaStream_t s, int first_row = 0, int end_row = -1);
 
 }  // namespace cuda
 }  // namespace gvc

@@ -2,11 +2,15 @@
 #include "gpu/h264_recon.h"
 
 #include <algorithm>
+#include <atomic>
+#include <chrono>
 #include <cstring>
+#include <thread>
 
 #include "common/h264enc/deblock.h"
 #include "common/h264enc/me_predictor.h"
 #include "common/h264enc/recon_mb.h"
+#include "common/util/futex.h"
 #include "common/util/parallel.h"
 #include "gpu/h264_deblock.h"
 #include "gpu/h264_decide_prep.h"
@@ -546,6 +550,14 @@ Status H264ReconCore::complete_source(bool copy) {
   return {};
 }
 
+// Writes v into the word at `word`, page-locked host memory (the same address on the device
+// under unified addressing), once the stream's work before it is done: what a host thread that
+// may not call CUDA (it holds no context) polls (H264ReconCore::rest_prepared()).
+__global__ void signal_host(volatile unsigned* word, unsigned v) {
+  *word = v;
+  __threadfence_system();
+}
+
 // Does nothing: queued after a stream's downloads, so that its next work does not start behind
 // another stream's download (end_after_downloads()).
 __global__ void after_downloads() {}
@@ -617,7 +629,7 @@ MbPartitions* H264ReconCore::motion_results(int r, int mb_count) {
 
 Status H264ReconCore::prepare_decision(const h264::DecideJob& job, cudaStream_t s, const h264::MbIntraPrep** intra,
                                        const h264::MbSatdRef** satd, const h264::Preselection** presel,
-                                       MbPartitionField me_host[4]) {
+                                       MbPartitionField me_host[4], int* satd_rows) {
   *intra = nullptr;
   *satd = nullptr;
   *presel = nullptr;
@@ -638,6 +650,28 @@ Status H264ReconCore::prepare_decision(const h264::DecideJob& job, cudaStream_t 
   // frame's loop filter (its stand-ins in a buffer of their own), where the source is on the
   // device already; s then waits for both.
   const cudaStream_t ip = analysis_ && job.src_on_device ? analysis_ : s;
+  // What the wavefront reads goes down on a stream of its own (prep_down_), each part as soon
+  // as it is made: on the stream that made it, a download held that stream's next kernel (the
+  // SATD caches' slots behind the intra search's results, and those behind the last frame's
+  // half-pel planes in the copy engine); on aux_ it waited behind the half-pel planes.
+  GVC_TRY(prep_down_.create());
+  const cudaStream_t dn = prep_down_.get();
+  const auto download = [&](void* dst, const void* src, size_t bytes, cudaStream_t made_on) -> Status {
+    GVC_TRY(prep_made_.record(made_on));
+    GVC_TRY(prep_made_.wait_on(dn));
+    return check(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToHost, dn), "cudaMemcpyAsync");
+  };
+  // The motion search's results left on the device first, behind the search alone.
+  const size_t me_bytes = size_t(mb_count) * sizeof(MbPartitions);
+  if (job.me && job.num_refs) GVC_TRY(me_staging_.reserve(me_bytes * size_t(job.num_refs)));
+  for (int r = 0; job.me && r < job.num_refs; r++) {
+    me_host[r] = job.me[r];
+    if (job.me[r].loc != MemoryLocation::Device) continue;
+    GVC_TRY(download(me_staging_.get<uint8_t>() + me_bytes * size_t(r), job.me[r].data, me_bytes,
+                     analysis_ ? analysis_ : s));
+    me_host[r] = {reinterpret_cast<MbPartitions*>(me_staging_.get<uint8_t>() + me_bytes * size_t(r)),
+                  job.me[r].mb_cols, job.me[r].mb_rows, MemoryLocation::Host};
+  }
   GVC_TRY(slice_of_mb_.reserve(size_t(mb_count) * sizeof(uint16_t)));
   GVC_CUDA_TRY(cudaMemcpyAsync(slice_of_mb_.get(), job.slice_of_mb, size_t(mb_count) * sizeof(uint16_t),
                                cudaMemcpyHostToDevice, ip));
@@ -654,7 +688,7 @@ Status H264ReconCore::prepare_decision(const h264::DecideJob& job, cudaStream_t 
   GVC_TRY(stand_ins_.reserve(size_t(mb_count) * sizeof(Macroblock)));
   GVC_TRY(launch_intra_prep(a, slice_of_mb_.get<uint16_t>(), stand_ins_.get<Macroblock>(), cand,
                             intra_prep_.get<h264::MbIntraPrep>(), ip));
-  GVC_CUDA_TRY(cudaMemcpyAsync(intra_prep_host_.get(), intra_prep_.get(), prep_bytes, cudaMemcpyDeviceToHost, ip));
+  GVC_TRY(download(intra_prep_host_.get(), intra_prep_.get(), prep_bytes, ip));
   // The SATD caches' slots read only the motion search's results: where these are on the
   // device, on the search's stream (which wrote them), beside the loop filter too.
   bool me_on_device = job.me && job.num_refs > 0;
@@ -670,8 +704,7 @@ Status H264ReconCore::prepare_decision(const h264::DecideJob& job, cudaStream_t 
     }
     GVC_TRY(launch_satd_slots(sa, satd_slots_.get<h264::SatdSlots>(),
                               want_presel ? presel_.get<h264::Preselection>() : nullptr, on));
-    if (want_presel)
-      GVC_CUDA_TRY(cudaMemcpyAsync(presel_host_.get(), presel_.get(), presel_bytes, cudaMemcpyDeviceToHost, on));
+    if (want_presel) GVC_TRY(download(presel_host_.get(), presel_.get(), presel_bytes, on));
     return {};
   };
   bool presel_made = false;
@@ -684,28 +717,8 @@ Status H264ReconCore::prepare_decision(const h264::DecideJob& job, cudaStream_t 
   if (analysis_ && analysis_ != s) {  // the motion search's results, its reads of src_, the intra search
     GVC_TRY(analysis_done_.record(analysis_));
     GVC_TRY(analysis_done_.wait_on(s));
-    GVC_TRY(end_after_downloads(analysis_));  // (the intra search's and the pre-selections')
   }
-  // Motion-search results left on the device go down for the wavefront on a stream of their
-  // own, beside the preparation's kernels.
-  const size_t me_bytes = size_t(mb_count) * sizeof(MbPartitions);
-  bool me_down = false;
-  if (job.me && job.num_refs) GVC_TRY(me_staging_.reserve(me_bytes * size_t(job.num_refs)));
-  for (int r = 0; job.me && r < job.num_refs; r++) {
-    me_host[r] = job.me[r];
-    if (job.me[r].loc != MemoryLocation::Device) continue;
-    if (!me_down) {
-      GVC_TRY(aux_.create());
-      GVC_TRY(me_ready_.record(s));
-      GVC_TRY(me_ready_.wait_on(aux_.get()));
-      me_down = true;
-    }
-    GVC_CUDA_TRY(cudaMemcpyAsync(me_staging_.get<uint8_t>() + me_bytes * size_t(r), job.me[r].data, me_bytes,
-                                 cudaMemcpyDeviceToHost, aux_.get()));
-    me_host[r] = {reinterpret_cast<MbPartitions*>(me_staging_.get<uint8_t>() + me_bytes * size_t(r)),
-                  job.me[r].mb_cols, job.me[r].mb_rows, MemoryLocation::Host};
-  }
-  if (me_down) GVC_TRY(me_on_host_.record(aux_.get()));
+  GVC_TRY(prep_on_host_.record(dn));
 
   // The SATD caches, from the references the device holds (all of them, normally: each
   // reconstruction is kept) and the ME core's results.
@@ -729,6 +742,19 @@ Status H264ReconCore::prepare_decision(const h264::DecideJob& job, cudaStream_t 
     a.me[r] = me_[r].get<MbPartitions>();
   }
   const size_t satd_bytes = size_t(mb_count) * size_t(job.num_refs) * sizeof(h264::MbSatdRef);
+  // The SATD caches by bands of rows, each down as soon as it is made: where the caller takes
+  // the rows past *satd_rows later, its wavefront starts on the first band's rows while the
+  // second is made and comes down (the wavefront reaches row mb_height / 2 some 0.2 ms after
+  // its start at 1080p, the second band is there 0.1 ms after the first).
+  const size_t row_bytes = size_t(job.mb_width) * size_t(job.num_refs) * sizeof(h264::MbSatdRef);
+  const int split = refs_held && satd_rows && job.mb_height >= kSatdSplitRows ? job.mb_height / 2 : job.mb_height;
+  const auto satd_band = [&](int y0, int y1) -> Status {
+    GVC_TRY(launch_satd_cache(a, satd_slots_.get<h264::SatdSlots>(), satd_.get<h264::MbSatdRef>(), s, y0, y1));
+    return check(cudaMemcpyAsync(satd_host_.get<uint8_t>() + size_t(y0) * row_bytes,
+                                 satd_.get<uint8_t>() + size_t(y0) * row_bytes, size_t(y1 - y0) * row_bytes,
+                                 cudaMemcpyDeviceToHost, s),
+                 "cudaMemcpyAsync");
+  };
   if (refs_held) {
     GVC_TRY(satd_.reserve(satd_bytes));
     GVC_TRY(satd_host_.reserve(satd_bytes));
@@ -736,21 +762,50 @@ Status H264ReconCore::prepare_decision(const h264::DecideJob& job, cudaStream_t 
       GVC_TRY(slots(a, s));
       presel_made = want_presel;
     }
-    GVC_TRY(launch_satd_cache(a, satd_slots_.get<h264::SatdSlots>(), satd_.get<h264::MbSatdRef>(), s));
-    GVC_CUDA_TRY(cudaMemcpyAsync(satd_host_.get(), satd_.get(), satd_bytes, cudaMemcpyDeviceToHost, s));
+    GVC_TRY(satd_band(0, split));
   }
   GVC_TRY(synced_.record(s));
-  GVC_TRY(queue_later(&synced_));
+  if (refs_held && split < job.mb_height) {
+    GVC_TRY(satd_band(split, job.mb_height));
+    if (!rest_word_.get()) {
+      GVC_TRY(rest_word_.reserve(sizeof(unsigned)));
+      *rest_word_.get<volatile unsigned>() = rest_seq_;
+    }
+    signal_host<<<1, 1, 0, s>>>(rest_word_.get<volatile unsigned>(), ++rest_seq_);
+    GVC_CUDA_TRY(cudaGetLastError());
+  }
+  GVC_TRY(satd_rest_.record(s));
+  GVC_TRY(queue_later(&satd_rest_));
   // the wavefront reads the last reconstruction's half-pel planes on the host: their copies
   // out of staging while the kernels above run
   GVC_TRY(finish_planes());
   GVC_TRY(complete_source());  // the wavefront reads the source on the host
   GVC_TRY(synced_.synchronize("decision preparation"));
-  if (me_down) GVC_TRY(me_on_host_.synchronize("motion search results"));
+  GVC_TRY(prep_on_host_.synchronize("decision preparation's downloads"));
+  if (satd_rows)
+    *satd_rows = split;
+  else
+    GVC_TRY(wait_prepared());
   *intra = intra_prep_host_.get<h264::MbIntraPrep>();
   if (refs_held) *satd = satd_host_.get<h264::MbSatdRef>();
   if (presel_made) *presel = presel_host_.get<h264::Preselection>();
   return {};
+}
+
+bool H264ReconCore::rest_prepared(int timeout_ms) const {
+  const volatile unsigned* word = rest_word_.get<volatile unsigned>();
+  if (!word) return true;  // never banded
+  const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
+  for (int spins = 0; *word != rest_seq_; spins++) {
+    if (spins < 1024) {
+      cpu_relax();
+      continue;
+    }
+    std::this_thread::yield();
+    if ((spins & 255) == 0 && std::chrono::steady_clock::now() > until) return false;
+  }
+  std::atomic_thread_fence(std::memory_order_acquire);  // the copies before the word
+  return true;
 }
 
 H264ReconCore::~H264ReconCore() {
@@ -762,6 +817,8 @@ H264ReconCore::~H264ReconCore() {
   if (analysis_) cudaStreamSynchronize(analysis_);  // a motion search queued on it writes me_
   // copies a failure left untracked, into staging or the caller's page-locked memory
   if (aux_.get()) (void)aux_.synchronize("reconstruction downloads");
+  if (prep_down_.get()) (void)prep_down_.synchronize("decision preparation's downloads");
+  (void)satd_rest_.synchronize("decision preparation (SATD caches)");  // into satd_host_
   if (rows_.get()) (void)rows_.synchronize("reconstruction levels");
   for (cudaEvent_t& e : marks_)
     if (e) cudaEventDestroy(e);

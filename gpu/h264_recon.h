@@ -101,10 +101,18 @@ class H264ReconCore {
   // until the next call. The source goes up
   // here unless job.src_on_device. me_host[0, job.num_refs) receive host views of job.me:
   // fields in device memory (motion_results()) are read there and downloaded meanwhile, host
-  // ones are uploaded for the SATD caches and passed on as they are.
+  // ones are uploaded for the SATD caches and passed on as they are. With `satd_rows`, it may
+  // return with only the SATD caches of the first *satd_rows rows of macroblocks there; the
+  // others are once wait_prepared() has returned (which the caller must call before reading
+  // them, and before the next call).
   Status prepare_decision(const h264::DecideJob& job, cudaStream_t s, const h264::MbIntraPrep** intra,
                           const h264::MbSatdRef** satd, const h264::Preselection** presel,
-                          MbPartitionField me_host[4]);
+                          MbPartitionField me_host[4], int* satd_rows = nullptr);
+  Status wait_prepared() const { return satd_rest_.synchronize("decision preparation (SATD caches)"); }
+  // Whether the last prepare_decision()'s other SATD caches are there, waiting for them at most
+  // timeout_ms (false: they did not come, which wait_prepared() then explains). It makes no CUDA
+  // call: any thread may wait so, the decision's wavefront's too, which hold no context.
+  bool rest_prepared(int timeout_ms) const;
   // Pinned memory for mb_count macroblocks' decisions, packed (DecideJob::packed), in *out;
   // decisions_packed() then says they are job.mbs's, `intra` of them intra
   // (DecideJob::intra_count; negative: not counted), and the next run() of those macroblocks
@@ -182,8 +190,14 @@ class H264ReconCore {
   // is not measured), loop filter, reference planes,
   // downloads done (on aux_)
   cudaEvent_t marks_[8] = {};
-  Event synced_;  // the waits for the decision's source and preparation
-  Stream aux_;     // the reconstruction's downloads, the motion search's results after them
+  Event synced_;  // the waits for the decision's source and preparation (the first band's SATD caches)
+  Event satd_rest_;  // on s after the other band's SATD caches (prepare_decision)
+  // Page-locked: the device writes rest_seq_ there once the other band is down (signal_host).
+  PinnedBuffer rest_word_;
+  unsigned rest_seq_ = 0;
+  // Frames of fewer rows of macroblocks get their SATD caches in one band.
+  static constexpr int kSatdSplitRows = 16;
+  Stream aux_;     // the reconstruction's downloads
   Stream src_stream_;  // load_device_source's copy and download
   Event src_loaded_;   // its device copy made (the work on s waits for it)
   Event src_read_;     // on s, after the last run()'s kernels that read src_ (which may still
@@ -191,7 +205,9 @@ class H264ReconCore {
   Event src_ready_;    // its download done
   std::vector<StagedCopy> src_pending_;  // what complete_source() copies out of src_staging_
   bool src_down_ = false;                // a download not yet waited for
-  Event me_ready_, me_on_host_;
+  Stream prep_down_;  // prepare_decision()'s downloads, each behind the kernel that made it
+  Event prep_made_;    // on the stream of the part to go down next (prepare_decision)
+  Event prep_on_host_;  // on prep_down_, after them all
   cudaStream_t analysis_ = nullptr;  // set_analysis_stream
   Event search_ready_;   // run()'s copy of the reconstruction before its loop filter
   Event src_for_analysis_;  // upload_source's copies (on src_stream_)

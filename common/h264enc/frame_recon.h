@@ -95,6 +95,12 @@ struct DecideJob {
   // wavefront takes every core (the pipelined encoder waits there for the last frame's entropy
   // coding); called again if the same job is decided again.
   std::function<void()> before_wavefront;
+  // Optional: the inputs of only the first inputs_rows rows of macroblocks are ready when the
+  // wavefront starts (an implementation that prepares them elsewhere); wait_inputs() returns once
+  // the others are (or could not be: the implementation reports that itself). The first of the
+  // wavefront's threads to reach a row past them calls it, once; the others wait for it.
+  int inputs_rows = 0;
+  std::function<void()> wait_inputs;
 };
 
 // The CPU decision: job's macroblocks decided (decide_mb, then finish_mb_syntax) into job.mbs

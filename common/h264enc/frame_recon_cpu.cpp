@@ -88,6 +88,18 @@ void decide_wavefront(const DecideJob& job, int threads, int rows, WavefrontTime
     return int64_t(std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - t).count());
   };
   const Clock::time_point t0 = times ? Clock::now() : Clock::time_point();
+  // Rows past job.inputs_rows: job.wait_inputs(), called by the first thread to reach one.
+  std::atomic<bool> inputs_claimed{!job.wait_inputs};
+  Progress inputs_ready;
+  if (!job.wait_inputs) inputs_ready.set(1);
+  const auto need_inputs = [&] {
+    if (inputs_ready.get()) return;
+    if (!inputs_claimed.exchange(true)) {
+      job.wait_inputs();
+      inputs_ready.set(1);
+    }
+    inputs_ready.wait_for(1);
+  };
   parallel_for(std::min(threads, (h + rows - 1) / rows), [&](int) {
     if (times) {
       const int64_t late = ns_since(t0);
@@ -99,6 +111,7 @@ void decide_wavefront(const DecideJob& job, int threads, int rows, WavefrontTime
     int64_t my_wait = 0;
     for (int g; (g = next_group.fetch_add(1)) * rows < h;) {
       const int y0 = g * rows, n = std::min(rows, h - y0);
+      if (y0 + n > job.inputs_rows) need_inputs();
       for (int step = 0; step < w + 2 * (n - 1); step++) {
         for (int i = 0; i < n; i++) {
           const int mx = step - 2 * i, my = y0 + i;

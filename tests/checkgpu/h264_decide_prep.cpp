@@ -113,7 +113,8 @@ TEST(H264DecidePrep, IntraSearchEqualsTheCpu) {
 // The SATD caches of P slices with one to three references that the device holds (kept
 // reconstructions of earlier jobs), ME results with random vectors and costs (so that the
 // pre-selection keeps every shape) in host or device memory, with and without the
-// pre-selection, which comes down too; the host views of the ME results equal them.
+// pre-selection, which comes down too; the host views of the ME results equal them. The caches
+// come in one band or, as the encoder takes them, in two (the first on return).
 TEST(H264DecidePrep, SatdCachesEqualTheCpu) {
   gvc::Backend* be = cuda_backend();
   if (!be) GTEST_SKIP() << "no CUDA device: " << no_cuda_reason();
@@ -200,8 +201,20 @@ TEST(H264DecidePrep, SatdCachesEqualTheCpu) {
     const gvc::h264::MbSatdRef* got = nullptr;
     const gvc::h264::Preselection* presel = nullptr;
     gvc::MbPartitionField me_host[4];
-    CHECK_OK(core.prepare_decision(job, stream.get(), &intra, &got, &presel, me_host));
+    // From round 2 on, as the encoder takes them: the first band of rows' caches at once, the
+    // others once rest_prepared() says so (two bands where there are 16 rows or more).
+    const bool banded = round >= 2;
+    int rows = -1;
+    CHECK_OK(core.prepare_decision(job, stream.get(), &intra, &got, &presel, me_host, banded ? &rows : nullptr));
     ASSERT_NE(got, nullptr) << "round " << round << ": the device holds the references";
+    if (banded) {
+      ASSERT_EQ(rows, mbh >= 16 ? mbh / 2 : mbh) << "round " << round;
+      std::vector<gvc::h264::MbSatdRef> first(got, got + size_t(rows) * size_t(mbw) * size_t(num_refs));
+      ASSERT_TRUE(core.rest_prepared(5000)) << "round " << round;
+      CHECK_OK(core.wait_prepared());
+      ASSERT_EQ(0, std::memcmp(first.data(), want.data(), first.size() * sizeof(gvc::h264::MbSatdRef)))
+          << "round " << round << ": the first " << rows << " rows' caches on return";
+    }
     // The pre-selections the wavefront takes instead of making them: the CPU's, where made.
     if (job.analysis.flags.preselect) {
       ASSERT_NE(presel, nullptr) << "round " << round;

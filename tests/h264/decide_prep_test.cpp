@@ -1,10 +1,12 @@
 // decide_prep_test.cpp: decisions made with what can be computed before the wavefront (intra_prep.h's intra search, satd_cache.h's SATDs, inter_preselect.h's pre-selections) equal decisions made without
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "common/dsp/backend.h"
@@ -25,6 +27,9 @@ struct Counts {
   int searched_again = 0;   // macroblocks whose decided neighbours differ from the search's guess
   int i_mbs = 0, i_prep_used = 0;  // in I slices: macroblocks, and those the prepared search served
   int prep_differing = 0;   // served ones whose search against the decided neighbours differs
+  int late_inputs_waits = 0;     // decisions whose inputs past the first rows came later: their waits
+  int decided_before_inputs = 0;  // macroblocks past those rows decided before the wait ended
+  int differing_with_late_inputs = 0;
   std::string first_diff;
 };
 
@@ -67,6 +72,25 @@ class CheckingReconstructor final : public FrameReconstructor {
     j.presel = job.num_refs ? presel.data() : nullptr;
     Status st = cpu_->decide(j);
     if (!st.ok()) return st;
+    // With the inputs of only the first third of the rows there at the start (the CUDA
+    // backend's SATD caches in bands): no macroblock past them is decided before wait_inputs()
+    // has returned, which is called once, and the decisions are the same.
+    std::vector<Macroblock> late(n);
+    {
+      DecideJob l = j;
+      l.mbs = late.data();
+      l.inputs_rows = job.mb_height / 3;
+      const size_t first = size_t(l.inputs_rows) * size_t(job.mb_width);
+      for (size_t i = first; i < n; i++) late[i].slice_id = 0xFFFF;  // no slice has this id
+      l.wait_inputs = [&] {
+        counts_.late_inputs_waits++;
+        std::this_thread::sleep_for(std::chrono::milliseconds(2));  // the other threads go on meanwhile
+        for (size_t i = first; i < n; i++) counts_.decided_before_inputs += late[i].slice_id != 0xFFFF;
+      };
+      st = cpu_->decide(l);
+      if (!st.ok()) return st;
+      counts_.late_inputs_waits -= 1;  // one expected per decision
+    }
     // With other pre-selections (P_L0_16x8 tried where it was not, and the other way round)
     // the decisions change: the pre-selections are read.
     std::vector<Macroblock> other(n);
@@ -119,6 +143,7 @@ class CheckingReconstructor final : public FrameReconstructor {
       }
       if (job.num_refs && !same_decision(zeroed[i], job.mbs[i])) counts_.differing_with_zeroed_cache++;
       if (job.num_refs && !same_decision(other[i], job.mbs[i])) counts_.differing_with_other_presel++;
+      counts_.differing_with_late_inputs += !same_decision(with[i], late[i]);
       if (!same_decision(with[i], job.mbs[i]) && !counts_.differing++)
         counts_.first_diff = "macroblock " + std::to_string(x) + "," + std::to_string(y) + ": type " +
                              std::to_string(int(with[i].type)) + " with, " + std::to_string(int(job.mbs[i].type)) +
@@ -190,6 +215,9 @@ TEST(DecidePrep, DecisionsWithThePreparedSearchesEqualTheSearch) {
     EXPECT_GT(counts.differing_with_zeroed_cache, 0) << "qp " << c.qp << ": the SATD cache is not read";
     EXPECT_GT(counts.differing_with_other_presel, 0) << "qp " << c.qp << ": the pre-selections are not read";
     EXPECT_EQ(counts.prep_differing, 0) << "qp " << c.qp << ": " << counts.first_diff;
+    EXPECT_EQ(counts.late_inputs_waits, 0) << "qp " << c.qp << ": wait_inputs() not called once per decision";
+    EXPECT_EQ(counts.decided_before_inputs, 0) << "qp " << c.qp << ": macroblocks decided before their inputs";
+    EXPECT_EQ(counts.differing_with_late_inputs, 0) << "qp " << c.qp << ": decisions changed by late inputs";
     total.prep_used += counts.prep_used;
     total.prep_used_i4 += counts.prep_used_i4;
     total.searched_again += counts.searched_again;
