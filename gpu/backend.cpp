@@ -209,6 +209,7 @@ class CudaH264Reconstructor final : public h264::FrameReconstructor {
     bool rest_came = true;
     if (j.inputs_rows < job.mb_height) j.wait_inputs = [&] { rest_came = core_.rest_prepared(kRestTimeoutMs); };
     if (job.me) j.me = me_host_;  // the wavefront reads host copies
+    j.refs_full_only = true;      // (the last reconstruction's b, h and j come down after it: run())
     prepare_ms_ = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
     Status st = core_.decision_staging(job.mb_width * job.mb_height, &j.packed);  // packed by the wavefront
     int intra = -1;  // (a decision that does not count them leaves run() to)

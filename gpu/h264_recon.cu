@@ -653,7 +653,7 @@ Status H264ReconCore::prepare_decision(const h264::DecideJob& job, cudaStream_t 
   // What the wavefront reads goes down on a stream of its own (prep_down_), each part as soon
   // as it is made: on the stream that made it, a download held that stream's next kernel (the
   // SATD caches' slots behind the intra search's results, and those behind the last frame's
-  // half-pel planes in the copy engine); on aux_ it waited behind the half-pel planes.
+  // half-pel planes in the copy engine); on aux_ it waited behind those.
   GVC_TRY(prep_down_.create());
   const cudaStream_t dn = prep_down_.get();
   const auto download = [&](void* dst, const void* src, size_t bytes, cudaStream_t made_on) -> Status {
@@ -776,8 +776,8 @@ Status H264ReconCore::prepare_decision(const h264::DecideJob& job, cudaStream_t 
   }
   GVC_TRY(satd_rest_.record(s));
   GVC_TRY(queue_later(&satd_rest_));
-  // the wavefront reads the last reconstruction's half-pel planes on the host: their copies
-  // out of staging while the kernels above run
+  // the wavefront reads the last reconstruction's full-sample luma on the host: its copy out
+  // of staging (where it is not page-locked) while the kernels above run
   GVC_TRY(finish_planes());
   GVC_TRY(complete_source());  // the wavefront reads the source on the host
   GVC_TRY(synced_.synchronize("decision preparation"));
@@ -971,8 +971,9 @@ Status H264ReconCore::run(const h264::ReconJob& job, cudaStream_t s) {
   GVC_CUDA_TRY(cudaEventRecord(marks_[5], s));
   if (kept) GVC_TRY(keep_reconstruction(job, *kept, s));
   GVC_CUDA_TRY(cudaEventRecord(marks_[6], s));
-  // The half-pel planes first (the next decision reads them); the rest after that decision's
-  // preparation (queue_later()).
+  // The full-sample luma first (the next decision reads it, and computes the few half samples
+  // it needs from it: DecideJob::refs_full_only); the rest, the half-sample planes among it,
+  // after that decision's preparation (queue_later()), out of the copy engine's way.
   std::vector<StagedCopy> copies, deferred;
   size_t staged = 0;
   // Page-locked destinations (the encoder's reference pictures) take their copy straight.
@@ -989,7 +990,7 @@ Status H264ReconCore::run(const h264::ReconJob& job, cudaStream_t s) {
     const RefEntry* e = held_entry(job.rec_id);
     if (!e) return Status::error("the reconstruction's half-pel planes are not on the device");
     const h264::LumaRefView v = job.rec_luma->view();
-    for (int p = 0; p < 4; p++) stage(copies, job.rec_luma->data(p), e->luma[p].get(), size_t(v.w) * size_t(v.h));
+    for (int p = 0; p < 4; p++) stage(p ? deferred : copies, job.rec_luma->data(p), e->luma[p].get(), size_t(v.w) * size_t(v.h));
     // the luma before the loop filter, as the CPU's run() leaves it (RefPicture::search_luma)
     if (job.rec_search && job.deblock) {
       job.rec_search->resize(job.rec->plane[0].size());

@@ -53,9 +53,10 @@ class H264ReconCore {
   // they were; completes load_device_source()'s host copy too. No-op when nothing is pending.
   Status finish();
   // The part of finish() that the next decision's wavefront needs: the macroblocks, the source
-  // and job.rec_luma (the half-pel planes it predicts from where a SATD is not cached). job.rec
-  // and job.rec_search come down after the decision's preparation (queue_later()), and the
-  // next finish() completes them.
+  // and job.rec_luma's full-sample plane (which it predicts from where a SATD is not cached,
+  // computing the half samples: DecideJob::refs_full_only). job.rec_luma's half-sample planes,
+  // job.rec and job.rec_search come down after the decision's preparation (queue_later()), and
+  // the next finish() completes them.
   Status finish_planes();
   // What work queued after it on run()'s stream needs of the last run(): the reconstruction
   // kept on the device as a reference (reference_luma()) is made on that stream before it, so
@@ -63,8 +64,8 @@ class H264ReconCore {
   // completes those it needs (finish_planes()) before its wait.
   Status finish_on_device();
   // The last finished run()'s uploads, kernels and downloads, timed with events on its stream
-  // (the downloads' on aux_: those of the half-pel planes; job.rec's and job.rec_search's
-  // follow the next decision's preparation and are not timed).
+  // (the downloads' on aux_: that of the full-sample luma plane; the half-sample planes',
+  // job.rec's and job.rec_search's follow the next decision's preparation and are not timed).
   h264::FrameReconstructor::RunTimes last_run_times() const { return times_; }
   ~H264ReconCore();
 

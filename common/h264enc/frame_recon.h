@@ -101,6 +101,10 @@ struct DecideJob {
   // wavefront's threads to reach a row past them calls it, once; the others wait for it.
   int inputs_rows = 0;
   std::function<void()> wait_inputs;
+  // The references' half-sample planes (LumaRefPlanes' b, h and j) are not to be read: their
+  // host copies may still be on their way (the CUDA backend's), and the decision computes the
+  // half samples it needs from the full-sample plane instead (LumaRefView::predict).
+  bool refs_full_only = false;
 };
 
 // The CPU decision: job's macroblocks decided (decide_mb, then finish_mb_syntax) into job.mbs

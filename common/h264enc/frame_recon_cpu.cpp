@@ -170,6 +170,7 @@ MbAnalysis frame_analysis(const DecideJob& job) {
   a.num_refs = job.num_refs;
   for (int r = 0; r < job.num_refs; r++) {
     a.refs[r] = job.refs[r]->luma.view();
+    if (job.refs_full_only) a.refs[r].plane[1] = a.refs[r].plane[2] = a.refs[r].plane[3] = nullptr;
     a.me[r] = job.me[r].data;
   }
   return a;

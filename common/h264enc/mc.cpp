@@ -2,6 +2,7 @@
 #include "common/h264enc/mc.h"
 
 #include <algorithm>
+#include <cstring>
 #include <memory>
 #include <vector>
 
@@ -15,6 +16,60 @@ namespace {
 inline int tap6(int e, int f, int g, int h, int i, int j) { return e - 5 * f + 20 * g + 20 * h - 5 * i + j; }
 
 }  // namespace
+
+void LumaRefView::predict_from_full(int ix, int iy, int bw, int bh, const QpelTap& t, uint8_t* dst,
+                                    int dst_stride) const {
+  // G over what the taps reach: columns ix - 2 .. ix + bw + 3, rows iy - 2 .. iy + bh + 3 (the
+  // half samples at (ix + i + dx, iy + j + dy), i <= bw and j <= bh, and their 6 taps).
+  constexpr int kMax = 16, kWin = kMax + 6, kOut = kMax + 1;
+  const int ww = bw + 6, wh = bh + 6;
+  uint8_t g[kWin * kWin];
+  const int x0 = ix - 2, y0 = iy - 2;
+  if (x0 >= -kPad && y0 >= -kPad && x0 + ww <= w - kPad && y0 + wh <= h - kPad) {
+    for (int j = 0; j < wh; j++)
+      std::memcpy(g + j * kWin, plane[0] + size_t(y0 + j + kPad) * size_t(w) + size_t(x0 + kPad), size_t(ww));
+  } else {
+    for (int j = 0; j < wh; j++)
+      for (int i = 0; i < ww; i++) g[j * kWin + i] = uint8_t(at(0, x0 + i, y0 + j));
+  }
+  // Each plane the taps read, at (ix + i, iy + j) for i <= bw, j <= bh, row stride kOut; G is
+  // read from the window itself.
+  uint8_t half[3][kOut * kOut];
+  const int ow = bw + 1, oh = bh + 1;
+  const bool need[3] = {t.p0 == 1 || t.p1 == 1, t.p0 == 2 || t.p1 == 2, t.p0 == 3 || t.p1 == 3};
+  if (need[0] || need[2]) {
+    // b1 (the horizontal 6-tap before rounding) on rows iy - 2 .. iy + bh + 3, then b and j
+    int b1[kWin][kOut];
+    for (int j = 0; j < wh; j++) {
+      const uint8_t* r = g + j * kWin;
+      for (int i = 0; i < ow; i++) b1[j][i] = tap6(r[i], r[i + 1], r[i + 2], r[i + 3], r[i + 4], r[i + 5]);
+    }
+    if (need[0])
+      for (int j = 0; j < oh; j++)
+        for (int i = 0; i < ow; i++) half[0][j * kOut + i] = clip1((b1[j + 2][i] + 16) >> 5);
+    if (need[2])
+      for (int j = 0; j < oh; j++)
+        for (int i = 0; i < ow; i++)
+          half[2][j * kOut + i] =
+              clip1((tap6(b1[j][i], b1[j + 1][i], b1[j + 2][i], b1[j + 3][i], b1[j + 4][i], b1[j + 5][i]) + 512) >> 10);
+  }
+  if (need[1])
+    for (int j = 0; j < oh; j++)
+      for (int i = 0; i < ow; i++) {
+        const uint8_t* c = g + j * kWin + i + 2;
+        half[1][j * kOut + i] =
+            clip1((tap6(c[0], c[kWin], c[2 * kWin], c[3 * kWin], c[4 * kWin], c[5 * kWin]) + 16) >> 5);
+      }
+  auto sample = [&](int p, int i, int j) -> int {
+    return p == 0 ? g[(j + 2) * kWin + i + 2] : half[p - 1][j * kOut + i];
+  };
+  for (int j = 0; j < bh; j++)
+    for (int i = 0; i < bw; i++) {
+      int v = sample(t.p0, i + t.dx0, j + t.dy0);
+      if (t.p1 >= 0) v = (v + sample(t.p1, i + t.dx1, j + t.dy1) + 1) >> 1;
+      dst[j * dst_stride + i] = uint8_t(v);
+    }
+}
 
 // Runs body(y0, y1) over row bands [y0, y1) of [0, rows) on all cores; rows are independent.
 template <typename Body>

@@ -33,7 +33,9 @@ GVC_TABLE(QpelTap, kQpel, [16], {
 // edge-extended picture; quarter-pel samples are rounded averages of two of these planes.
 struct LumaRefView {
   static constexpr int kPad = 8;
-  const uint8_t* plane[4] = {};  // G (full), b, h, j
+  // G (full), b, h, j. Where only G is there (b, h and j null: their copies not yet made),
+  // predict() computes the half samples it needs from G (on the host only).
+  const uint8_t* plane[4] = {};
   int w = 0, h = 0;              // padded size
 
   // Sample (x, y) of plane p, picture coordinates.
@@ -49,6 +51,12 @@ struct LumaRefView {
     // xIntL = xAL + (mvLX[0] >> 2) + xL, xFracL = mvLX[0] & 3 (8.4.2.2)
     const int ix = x + (mv[0] >> 2), iy = y + (mv[1] >> 2);
     const QpelTap t = GVC_T(kQpel)[(mv[1] & 3) * 4 + (mv[0] & 3)];
+#if !defined(__CUDA_ARCH__)
+    if (!plane[1] && (t.p0 || t.p1 >= 0)) {
+      predict_from_full(ix, iy, bw, bh, t, dst, dst_stride);
+      return;
+    }
+#endif
     const bool inside = ix >= -kPad && iy >= -kPad && ix + bw + 1 <= w - kPad && iy + bh + 1 <= h - kPad;
 #if defined(__SSE2__) && !defined(__CUDACC__)
     if (inside && (bw & 7) == 0) {  // rows of 8 samples: a load, or two averaged (pavgb rounds up)
@@ -80,6 +88,10 @@ struct LumaRefView {
       }
     }
   }
+
+  // predict() of a bw x bh block (at most 16 x 16) at integer position (ix, iy) with the taps t,
+  // its half samples computed from G as LumaRefPlanes::build computes the planes (mc.cpp).
+  void predict_from_full(int ix, int iy, int bw, int bh, const QpelTap& t, uint8_t* dst, int dst_stride) const;
 };
 
 // The four planes of LumaRefView, owned, built from a picture on the CPU.

@@ -1,6 +1,7 @@
 // decide_bench.cpp: CPU time of the mode decision on the CUDA backend's path (prepared intra searches and SATD caches) per P frame, and hashes of its decisions
 //
-// Usage: h264-decide-bench [--check] [--cold] [--wavefront] [--variants] [--frames N] [--reps N] [--qp QP] [--refs N] [--size WxH]
+// Usage: h264-decide-bench [--check] [--cold] [--wavefront] [--variants] [--full-only] [--frames N] [--reps N] [--qp QP]
+//                          [--refs N] [--size WxH]
 // Encodes N frames of a pan over $GVC_ELEPHANTS (raw 4096x2304 luma; a synthetic picture
 // without it) on the CPU backend. Each P frame is prepared as the GPU would (prepare_intra_cpu,
 // prepare_satd_cpu with the pre-selections), then decided `reps` times on one thread in raster order (decide_mb and
@@ -16,6 +17,8 @@
 // row above and their start delays, their decisions checked against the one thread's; and the
 // same thread counts each deciding the whole frame alone, with nothing to hand over, for each
 // thread's CPU time beside the others.
+// --full-only: the references' half samples computed from their full-sample planes, as the CUDA
+// backend's decision does (DecideJob::refs_full_only): the same decisions, in more time.
 // --check: several sizes, QPs, slice and reference counts and intra pruning, one decision each,
 // and the hashes only, to compare the decisions before and after a change to them.
 #include <algorithm>
@@ -83,6 +86,7 @@ struct Results {
   bool cold = false;  // evict the caches before each decision (the CUDA backend's inputs come from the GPU)
   bool wavefront = false;  // time the wavefront too
   bool variants = false;   // and the variants of it
+  bool full_only = false;  // DecideJob::refs_full_only
   struct Variant {
     int threads, rows;
     std::vector<double> wall, core, wait, late;  // per P frame: medians over reps (ms)
@@ -145,7 +149,9 @@ class TimingReconstructor final : public FrameReconstructor {
     std::vector<Preselection> presel(n);
     prepare_satd_cpu(job, satd.data(), presel.data());
     std::vector<Macroblock> mbs(n);
-    const MbAnalysis a = frame_analysis(job);
+    DecideJob j = job;
+    j.refs_full_only = res_.full_only;
+    const MbAnalysis a = frame_analysis(j);
     std::vector<double> times;
     for (int rep = 0; rep < res_.reps; rep++) {
       if (res_.cold) {
@@ -173,7 +179,6 @@ class TimingReconstructor final : public FrameReconstructor {
     for (const Macroblock& m : mbs) res_.decisions = fnv1a(res_.decisions, &m, kDecisionBytes);
     res_.p_frames++;
     // The encoder goes on with the wavefront's decisions (the same ones).
-    DecideJob j = job;
     j.intra_prep = prep.data();
     j.satd = satd.data();
     j.presel = presel.data();
@@ -291,7 +296,8 @@ bool encode(const std::vector<uint8_t>& pic, const Case& c, Results& res, uint64
 }
 
 int usage() {
-  std::fprintf(stderr, "usage: h264-decide-bench [--check] [--cold] [--wavefront] [--variants] [--frames N] [--reps N] [--qp QP] [--refs N] [--size WxH]\n");
+  std::fprintf(stderr, "usage: h264-decide-bench [--check] [--cold] [--wavefront] [--variants] [--full-only] [--frames N] "
+                       "[--reps N] [--qp QP] [--refs N] [--size WxH]\n");
   return 2;
 }
 
@@ -300,11 +306,11 @@ int usage() {
 int main(int argc, char** argv) {
   Case c;
   int reps = 10;
-  bool check = false, cold = false, wavefront = false, variants = false;
+  bool check = false, cold = false, wavefront = false, variants = false, full_only = false;
   for (int i = 1; i < argc; i++) {
     const std::string a = argv[i];
-    if (a == "--check" || a == "--cold" || a == "--wavefront" || a == "--variants") {
-      (a == "--check" ? check : a == "--cold" ? cold : a == "--wavefront" ? wavefront : variants) = true;
+    if (a == "--check" || a == "--cold" || a == "--wavefront" || a == "--variants" || a == "--full-only") {
+      (a == "--check" ? check : a == "--cold" ? cold : a == "--wavefront" ? wavefront : a == "--variants" ? variants : full_only) = true;
       continue;
     }
     const char* v = i + 1 < argc ? argv[++i] : nullptr;
@@ -327,6 +333,7 @@ int main(int argc, char** argv) {
     uint64_t all = 0xcbf29ce484222325ull;
     for (const Case& k : cases) {
       Results res;
+      res.full_only = full_only;
       uint64_t stream = 0;
       if (!encode(pic, k, res, stream)) return 1;
       std::printf("%4dx%-4d qp %2d refs %d slices %2d prune %d: decisions %016llx stream %016llx\n", k.w, k.h, k.qp,
@@ -343,6 +350,7 @@ int main(int argc, char** argv) {
   wavefront = wavefront || variants;
   res.wavefront = wavefront;
   res.variants = variants;
+  res.full_only = full_only;
   uint64_t stream = 0;
   if (!encode(pic, c, res, stream)) return 1;
   for (int i = 0; i < res.p_frames; i++) {

@@ -142,6 +142,40 @@ TEST(Mc, LumaRefPlanesEqualTheQpelSampleOfMe) {
   }
 }
 
+TEST(Mc, ViewWithOnlyTheFullSamplesPredictsTheSame) {
+  // The CUDA backend's decision reads the last reference's G before its b, h and j come down:
+  // predict() then computes them, and must give 8.4.2.2.1's samples (the ME core's), for blocks
+  // inside, across and far outside the padded border, up to 16x16.
+  const int w = 53, h = 41;
+  std::vector<uint8_t> data(w * h);
+  std::mt19937 rng(11);
+  for (auto& v : data) v = uint8_t(rng() & 255);
+  PlaneView ref{data.data(), w, w, h, MemoryLocation::Host};
+  LumaRefPlanes planes;
+  planes.build(ref);
+  LumaRefView full = planes.view();
+  full.plane[1] = full.plane[2] = full.plane[3] = nullptr;
+  int checked = 0;
+  for (int y = -30; y < h + 30; y += 5) {
+    for (int x = -30; x < w + 30; x += 3) {
+      for (int f = 0; f < 16; f++) {
+        const int16_t mv[2] = {int16_t(f & 3), int16_t(f >> 2)};
+        for (const int bw : {4, 8, 16}) {
+          for (const int bh : {4, 8, 16}) {
+            uint8_t pred[16 * 16];
+            full.predict(x, y, bw, bh, mv, pred, 16);
+            for (int j = 0; j < bh; j++)
+              for (int i = 0; i < bw; i++, checked++)
+                ASSERT_EQ(pred[16 * j + i], luma_qpel_sample(ref, x + i, y + j, f & 3, f >> 2))
+                    << "at (" << x + i << ", " << y + j << ") fraction " << f << ", " << bw << "x" << bh;
+          }
+        }
+      }
+    }
+  }
+  EXPECT_GT(checked, 1000000);
+}
+
 // satd_block (SIMD where the host has it) against the plain 4x4-block reference, with
 // random samples and the largest differences (a Hadamard coefficient of 16 * 255).
 TEST(Satd, BlocksEqualTheReference) {
