@@ -214,18 +214,6 @@ DecideFlags Encoder::decide_flags() const {
   return f;
 }
 
-namespace {
-void count_stats(const std::vector<Macroblock>& mbs, FrameStats& stats) {
-  for (const Macroblock& mb : mbs) {
-    stats.mb_type[int(mb.type)]++;
-    if (mb.type == MbType::P8x8)
-      for (int i = 0; i < 4; i++) stats.sub_mb_type[mb.sub_mb_type[i]]++;
-    if (!is_intra(mb.type))
-      for (int i = 0; i < 4; i++) stats.ref_idx[mb.ref_idx[i]]++;
-  }
-}
-}  // namespace
-
 Status Encoder::set_pipelined(bool on) {
   if (on == pipelined_) return Status();
   entropy_.wait_idle();
@@ -549,14 +537,14 @@ void Encoder::code_slices(const std::vector<Macroblock>& mbs, const SliceHeader&
     write_slice_header(slice_bits[size_t(slice)], sps_, pps_, ssh);
     slices[size_t(slice)] = SliceOut{slice_first(slice), slice_first(slice + 1), &slice_bits[size_t(slice)]};
   }
+  static_cast<MbCounts&>(out.stats) = MbCounts();
   write_slices_data(mbs.data(), mb_width_, mb_height_, slices.data(), params_.slices, !sh.idr, num_refs, 0,
-                    rows_ready);
+                    rows_ready, &out.stats);
   for (BitWriter& sw : slice_bits) {
     sw.rbsp_trailing_bits();
     write_annexb_nal(out.annexb, sh.nal_ref_idc, sh.idr ? NalUnitType::kSliceIdr : NalUnitType::kSliceNonIdr,
                      sw.bytes());
   }
-  count_stats(mbs, out.stats);
   out.times.entropy = ms_since(clock);
   out.times.cpu.entropy = cpu_ms_since(cpu, cpu_times_);
 }

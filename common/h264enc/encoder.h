@@ -12,6 +12,7 @@
 #include "common/h264enc/frame_recon.h"
 #include "common/h264enc/headers.h"
 #include "common/h264enc/macroblock.h"
+#include "common/h264enc/slice_data.h"
 #include "common/h264enc/mc.h"
 #include "common/h264enc/params.h"
 #include "common/h264enc/picture.h"
@@ -22,10 +23,7 @@
 namespace gvc::h264 {
 
 // What the frame's macroblocks used.
-struct FrameStats {
-  int mb_type[8] = {};      // macroblocks by MbType value
-  int sub_mb_type[4] = {};  // P_8x8 sub-macroblocks by sub_mb_type
-  int ref_idx[4] = {};      // inter macroblocks' 8x8 quadrants by refIdxL0 (P_Skip included)
+struct FrameStats : MbCounts {  // mb_type, sub_mb_type, ref_idx
   int num_ref_idx_active = 0;  // P slices: num_ref_idx_l0_active_minus1 + 1; 0 for an IDR
 
   int count(MbType t) const { return mb_type[int(t)]; }

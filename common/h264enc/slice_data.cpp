@@ -24,6 +24,7 @@ struct Piece {
   bool coded = false;
   int lead_skip = 0, trail_skip = 0;
   bool has_pcm = false;
+  MbCounts counts;
   BitWriter bw;
 };
 
@@ -35,8 +36,15 @@ void write_piece(Piece& pc, const Macroblock* mbs, int mb_width, int mb_height, 
   bw.put_bits(offset, 0);
   int skip_run = 0;
   bool coded = false, has_pcm = false;
+  MbCounts& n = pc.counts;
+  n = MbCounts();
   for (int addr = pc.first; addr < pc.end; addr++) {
     const Macroblock& mb = mbs[addr];
+    n.mb_type[int(mb.type)]++;
+    if (!is_intra(mb.type))
+      for (int i = 0; i < 4; i++) n.ref_idx[mb.ref_idx[i]]++;
+    if (mb.type == MbType::P8x8)
+      for (int i = 0; i < 4; i++) n.sub_mb_type[mb.sub_mb_type[i]]++;
     if (mb.type == MbType::PSkip) {
       skip_run++;
       continue;
@@ -60,7 +68,7 @@ void write_piece(Piece& pc, const Macroblock* mbs, int mb_width, int mb_height, 
 
 void write_slices_data(const Macroblock* mbs, int mb_width, int mb_height, const SliceOut* slices,
                        int num_slices, bool p_slice, int num_ref_idx_active, int threads,
-                       const Progress* rows_ready) {
+                       const Progress* rows_ready, MbCounts* counts) {
   // Pieces end at row ends and slice ends.
   std::vector<Piece> pieces;
   for (int s = 0; s < num_slices; s++) {
@@ -118,6 +126,11 @@ void write_slices_data(const Macroblock* mbs, int mb_width, int mb_height, const
       skip_run = pc.trail_skip;
     }
     if (pc.last && skip_run) out.put_ue(uint32_t(skip_run));
+    if (counts) {
+      for (int t = 0; t < 8; t++) counts->mb_type[t] += pc.counts.mb_type[t];
+      for (int t = 0; t < 4; t++) counts->sub_mb_type[t] += pc.counts.sub_mb_type[t];
+      for (int r = 0; r < 4; r++) counts->ref_idx[r] += pc.counts.ref_idx[r];
+    }
   }
 }
 

@@ -9,6 +9,13 @@
 
 namespace gvc::h264 {
 
+// The macroblocks of a picture counted by type (what EncodedFrame::stats reports).
+struct MbCounts {
+  int mb_type[8] = {};      // macroblocks by MbType value
+  int sub_mb_type[4] = {};  // P_8x8 sub-macroblocks by sub_mb_type
+  int ref_idx[4] = {};      // inter macroblocks' 8x8 quadrants by refIdxL0 (P_Skip included)
+};
+
 // One slice of a picture: macroblocks [first_mb, end_mb) in raster order; `bw` holds the
 // slice header and receives slice_data() (no trailing bits).
 struct SliceOut {
@@ -25,9 +32,10 @@ struct SliceOut {
 // picture's macroblocks with their slice_id set; `threads` 0 means one per core.
 // `rows_ready`, if set, counts the rows of `mbs` complete so far (they come in order, e.g.
 // from the GPU's intra wavefront): each piece waits for its row, so the first rows are
-// written while the last are still being reconstructed.
+// written while the last are still being reconstructed. `counts`, if set, receives the slices'
+// macroblocks counted as the pieces go through them (no pass of its own over the picture).
 void write_slices_data(const Macroblock* mbs, int mb_width, int mb_height, const SliceOut* slices,
                        int num_slices, bool p_slice, int num_ref_idx_active, int threads = 0,
-                       const Progress* rows_ready = nullptr);
+                       const Progress* rows_ready = nullptr, MbCounts* counts = nullptr);
 
 }  // namespace gvc::h264

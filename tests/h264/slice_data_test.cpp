@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstring>
 #include <random>
 #include <thread>
 #include <vector>
@@ -70,7 +71,21 @@ TEST(SliceData, PiecesOnThreadsEqualOneWriter) {
           outs[size_t(s)] = SliceOut{first, end, &joined[size_t(s)]};
           write_serially(serial[size_t(s)], mbs, mb_w, mb_h, s, first, end, !out.idr, out.stats.num_ref_idx_active);
         }
-        write_slices_data(mbs.data(), mb_w, mb_h, outs.data(), slices, !out.idr, out.stats.num_ref_idx_active, 4);
+        MbCounts counts;
+        write_slices_data(mbs.data(), mb_w, mb_h, outs.data(), slices, !out.idr, out.stats.num_ref_idx_active, 4,
+                          nullptr, &counts);
+        // the pieces' counts of the macroblocks, against a count of them here
+        MbCounts want;
+        for (const Macroblock& m : mbs) {
+          want.mb_type[int(m.type)]++;
+          if (m.type == MbType::P8x8)
+            for (int i = 0; i < 4; i++) want.sub_mb_type[m.sub_mb_type[i]]++;
+          if (!is_intra(m.type))
+            for (int i = 0; i < 4; i++) want.ref_idx[m.ref_idx[i]]++;
+        }
+        EXPECT_EQ(0, std::memcmp(&counts, &want, sizeof counts)) << "qp " << qp << ", " << slices << " slices, frame " << f;
+        EXPECT_EQ(0, std::memcmp(&counts, static_cast<const MbCounts*>(&out.stats), sizeof counts))
+            << "qp " << qp << ", " << slices << " slices, frame " << f << ": the encoder's stats";
         for (int s = 0; s < slices; s++) {
           ASSERT_EQ(joined[size_t(s)].bit_count(), serial[size_t(s)].bit_count())
               << "qp " << qp << ", " << slices << " slices, frame " << f << ", slice " << s;
