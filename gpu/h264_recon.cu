@@ -551,12 +551,10 @@ Status H264ReconCore::complete_source(bool copy) {
 }
 
 // Writes v into the word at `word`, page-locked host memory (the same address on the device
-// under unified addressing), once the stream's work before it is done: what a host thread that
-// may not call CUDA (it holds no context) polls (H264ReconCore::rest_prepared()).
-__global__ void signal_host(volatile unsigned* word, unsigned v) {
-  *word = v;
-  __threadfence_system();
-}
+// under unified addressing): what a host thread that may not call CUDA (it holds no context)
+// polls (H264ReconCore::rest_prepared()). The kernel starts once the copies before it on its
+// stream have completed, so the word is written after their data.
+__global__ void signal_host(volatile unsigned* word, unsigned v) { *word = v; }
 
 // Does nothing: queued after a stream's downloads, so that its next work does not start behind
 // another stream's download (end_after_downloads()).
@@ -718,7 +716,6 @@ Status H264ReconCore::prepare_decision(const h264::DecideJob& job, cudaStream_t 
     GVC_TRY(analysis_done_.record(analysis_));
     GVC_TRY(analysis_done_.wait_on(s));
   }
-  GVC_TRY(prep_on_host_.record(dn));
 
   // The SATD caches, from the references the device holds (all of them, normally: each
   // reconstruction is kept) and the ME core's results.
@@ -755,6 +752,16 @@ Status H264ReconCore::prepare_decision(const h264::DecideJob& job, cudaStream_t 
                                  cudaMemcpyDeviceToHost, s),
                  "cudaMemcpyAsync");
   };
+  // On every way out from here, satd_rest_ follows what this call queued on s: wait_prepared()
+  // and the destructor wait for it before satd_host_ may be written again or freed.
+  struct RestMark {
+    Event& e;
+    cudaStream_t s;
+    bool recorded = false;
+    ~RestMark() {
+      if (!recorded) (void)e.record(s);
+    }
+  } rest_mark{satd_rest_, s};
   if (refs_held) {
     GVC_TRY(satd_.reserve(satd_bytes));
     GVC_TRY(satd_host_.reserve(satd_bytes));
@@ -764,6 +771,7 @@ Status H264ReconCore::prepare_decision(const h264::DecideJob& job, cudaStream_t 
     }
     GVC_TRY(satd_band(0, split));
   }
+  GVC_TRY(prep_on_host_.record(dn));  // after the last download queued there (the pre-selections)
   GVC_TRY(synced_.record(s));
   if (refs_held && split < job.mb_height) {
     GVC_TRY(satd_band(split, job.mb_height));
@@ -775,6 +783,7 @@ Status H264ReconCore::prepare_decision(const h264::DecideJob& job, cudaStream_t 
     GVC_CUDA_TRY(cudaGetLastError());
   }
   GVC_TRY(satd_rest_.record(s));
+  rest_mark.recorded = true;
   GVC_TRY(queue_later(&satd_rest_));
   // the wavefront reads the last reconstruction's full-sample luma on the host: its copy out
   // of staging (where it is not page-locked) while the kernels above run

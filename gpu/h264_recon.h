@@ -104,8 +104,8 @@ class H264ReconCore {
   // fields in device memory (motion_results()) are read there and downloaded meanwhile, host
   // ones are uploaded for the SATD caches and passed on as they are. With `satd_rows`, it may
   // return with only the SATD caches of the first *satd_rows rows of macroblocks there; the
-  // others are once wait_prepared() has returned (which the caller must call before reading
-  // them, and before the next call).
+  // others are there once rest_prepared() has returned true or wait_prepared() has returned,
+  // and the caller calls wait_prepared() before the next call in any case.
   Status prepare_decision(const h264::DecideJob& job, cudaStream_t s, const h264::MbIntraPrep** intra,
                           const h264::MbSatdRef** satd, const h264::Preselection** presel,
                           MbPartitionField me_host[4], int* satd_rows = nullptr);

@@ -50,8 +50,9 @@ struct MbAnalysis {
   DecideFlags flags;
   SourcePlanes src;
   // P slices: RefPicList0 (refIdxL0 order, most recent first) as luma planes with their
-  // half-pel planes and, per reference, the ME core's per-partition vectors of the current
-  // frame against it (me[r][mb_addr], raster). num_refs is 0 in I slices.
+  // half-pel planes (or, on the host, without them: DecideJob::refs_full_only) and, per
+  // reference, the ME core's per-partition vectors of the current frame against it
+  // (me[r][mb_addr], raster). num_refs is 0 in I slices.
   int num_refs = 0;
   LumaRefView refs[4];
   const MbPartitions* me[4] = {};

@@ -38,7 +38,7 @@ struct StageTimes {
   double analysis_upload = 0;  // of which the source's upload (device input)
   double decision = 0;   // decide_mb over the frame (CPU), with its preparation
   double decision_prep = 0;  // of which the preparation before the wavefront (the GPU's, and
-                             // the last reconstruction's half-pel planes completed meanwhile)
+                             // the last reconstruction's full-sample luma completed meanwhile)
   double recon = 0;      // the reconstructor: residual coding, reconstruction, loop filter,
                          // the new reference's half-pel planes
   // The last frame's reconstruction by part, where the reconstructor measures them (complete

@@ -221,7 +221,7 @@ class FrameReconstructor {
   // Completes the last run() as far as the analysis needs it: the backend's own motion search
   // may then read the new reference where reference_luma() gives it (on a device, work queued
   // after it); its host copies may still be on their way: decide() completes those it reads
-  // (on a device, the half-pel planes), the next run() or finish() all of them.
+  // (on a device, the full-sample luma plane), the next run() or finish() all of them.
   virtual Status finish_for_analysis() { return finish(); }
 };
 

@@ -19,9 +19,16 @@ inline int tap6(int e, int f, int g, int h, int i, int j) { return e - 5 * f + 2
 
 void LumaRefView::predict_from_full(int ix, int iy, int bw, int bh, const QpelTap& t, uint8_t* dst,
                                     int dst_stride) const {
+  constexpr int kMax = 16, kWin = kMax + 6, kOut = kMax + 1;
+  if (bw > kMax || bh > kMax) {  // (no caller's block is larger) by tiles of at most 16x16
+    for (int ty = 0; ty < bh; ty += kMax)
+      for (int tx = 0; tx < bw; tx += kMax)
+        predict_from_full(ix + tx, iy + ty, std::min(kMax, bw - tx), std::min(kMax, bh - ty), t,
+                          dst + ty * dst_stride + tx, dst_stride);
+    return;
+  }
   // G over what the taps reach: columns ix - 2 .. ix + bw + 3, rows iy - 2 .. iy + bh + 3 (the
   // half samples at (ix + i + dx, iy + j + dy), i <= bw and j <= bh, and their 6 taps).
-  constexpr int kMax = 16, kWin = kMax + 6, kOut = kMax + 1;
   const int ww = bw + 6, wh = bh + 6;
   uint8_t g[kWin * kWin];
   const int x0 = ix - 2, y0 = iy - 2;

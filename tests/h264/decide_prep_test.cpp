@@ -72,13 +72,15 @@ class CheckingReconstructor final : public FrameReconstructor {
     j.presel = job.num_refs ? presel.data() : nullptr;
     Status st = cpu_->decide(j);
     if (!st.ok()) return st;
-    // With the inputs of only the first third of the rows there at the start (the CUDA
-    // backend's SATD caches in bands): no macroblock past them is decided before wait_inputs()
-    // has returned, which is called once, and the decisions are the same.
+    // As the CUDA backend decides: with the inputs of only the first third of the rows there at
+    // the start (its SATD caches in bands), no macroblock past them is decided before
+    // wait_inputs() has returned, which is called once; and with the references' half samples
+    // computed from their full-sample planes. The decisions are the same.
     std::vector<Macroblock> late(n);
     {
       DecideJob l = j;
       l.mbs = late.data();
+      l.refs_full_only = true;
       l.inputs_rows = job.mb_height / 3;
       const size_t first = size_t(l.inputs_rows) * size_t(job.mb_width);
       for (size_t i = first; i < n; i++) late[i].slice_id = 0xFFFF;  // no slice has this id

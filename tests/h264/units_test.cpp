@@ -174,6 +174,16 @@ TEST(Mc, ViewWithOnlyTheFullSamplesPredictsTheSame) {
     }
   }
   EXPECT_GT(checked, 1000000);
+  // blocks larger than 16x16 (no caller's), by tiles
+  for (int f = 0; f < 16; f++) {
+    const int16_t mv[2] = {int16_t(f & 3), int16_t(f >> 2)};
+    uint8_t pred[32 * 24];
+    full.predict(-5 + f, 3, 32, 24, mv, pred, 32);
+    for (int j = 0; j < 24; j++)
+      for (int i = 0; i < 32; i++)
+        ASSERT_EQ(pred[32 * j + i], luma_qpel_sample(ref, -5 + f + i, 3 + j, f & 3, f >> 2))
+            << "32x24 at (" << i << ", " << j << ") fraction " << f;
+  }
 }
 
 // satd_block (SIMD where the host has it) against the plain 4x4-block reference, with
