@@ -1,6 +1,7 @@
 // units_test.cpp: CAVLC, transform and prediction pieces of the encoder against worked examples
 #include <gtest/gtest.h>
 
+#include <initializer_list>
 #include <random>
 #include <string>
 #include <vector>
@@ -115,75 +116,68 @@ TEST(Predict, PlaneModeFollowsARamp) {
   EXPECT_EQ(pred[255], 128);
 }
 
-TEST(Mc, LumaRefPlanesEqualTheQpelSampleOfMe) {
-  // A random 37x23 plane: every fractional position, blocks inside, across and far outside
-  // the padded border must give the samples of 8.4.2.2.1 that the ME core computes.
-  const int w = 37, h = 23;
-  std::vector<uint8_t> data(w * h);
-  std::mt19937 rng(7);
-  for (auto& v : data) v = uint8_t(rng() & 255);
-  PlaneView ref{data.data(), w, w, h, MemoryLocation::Host};
+// A random w x h luma plane made into LumaRefPlanes (seeded by `seed`).
+struct RandomRef {
+  std::vector<uint8_t> data;
+  PlaneView ref;
   LumaRefPlanes planes;
-  planes.build(ref);
-  for (int y = -30; y < h + 30; y += 7) {
-    for (int x = -30; x < w + 30; x += 5) {
-      for (int f = 0; f < 16; f++) {
-        const int16_t mv[2] = {int16_t(f & 3), int16_t(f >> 2)};
-        for (const int bw : {4, 8, 16}) {  // widths of 8 and 16 take the SIMD rows inside
-          uint8_t pred[16 * 4];
-          planes.predict(x, y, bw, 4, mv, pred, 16);
-          for (int j = 0; j < 4; j++)
-            for (int i = 0; i < bw; i++)
-              ASSERT_EQ(pred[16 * j + i], luma_qpel_sample(ref, x + i, y + j, f & 3, f >> 2))
-                  << "at (" << x + i << ", " << y + j << ") fraction " << f << ", width " << bw;
-        }
-      }
-    }
+  RandomRef(int w, int h, unsigned seed) : data(size_t(w) * size_t(h)) {
+    std::mt19937 rng(seed);
+    for (auto& v : data) v = uint8_t(rng() & 255);
+    ref = PlaneView{data.data(), w, w, h, MemoryLocation::Host};
+    planes.build(ref);
   }
-}
+};
 
-TEST(Mc, ViewWithOnlyTheFullSamplesPredictsTheSame) {
-  // The CUDA backend's decision reads the last reference's G before its b, h and j come down:
-  // predict() then computes them, and must give 8.4.2.2.1's samples (the ME core's), for blocks
-  // inside, across and far outside the padded border, up to 16x16.
-  const int w = 53, h = 41;
-  std::vector<uint8_t> data(w * h);
-  std::mt19937 rng(11);
-  for (auto& v : data) v = uint8_t(rng() & 255);
-  PlaneView ref{data.data(), w, w, h, MemoryLocation::Host};
-  LumaRefPlanes planes;
-  planes.build(ref);
-  LumaRefView full = planes.view();
-  full.plane[1] = full.plane[2] = full.plane[3] = nullptr;
+// Checks v.predict() against 8.4.2.2.1's samples as the ME core computes them
+// (luma_qpel_sample), at every fraction, for bw x bh blocks (at most 32 x 32) at every (x, y)
+// of steps (sx, sy) from 30 samples outside the picture to 30 past it; returns the samples
+// checked.
+int expect_qpel_samples(const LumaRefView& v, const PlaneView& ref, int sx, int sy, std::initializer_list<int> widths,
+                        std::initializer_list<int> heights) {
   int checked = 0;
-  for (int y = -30; y < h + 30; y += 5) {
-    for (int x = -30; x < w + 30; x += 3) {
+  for (int y = -30; y < ref.height + 30; y += sy) {
+    for (int x = -30; x < ref.width + 30; x += sx) {
       for (int f = 0; f < 16; f++) {
         const int16_t mv[2] = {int16_t(f & 3), int16_t(f >> 2)};
-        for (const int bw : {4, 8, 16}) {
-          for (const int bh : {4, 8, 16}) {
-            uint8_t pred[16 * 16];
-            full.predict(x, y, bw, bh, mv, pred, 16);
+        for (const int bw : widths) {
+          for (const int bh : heights) {
+            uint8_t pred[32 * 32];
+            v.predict(x, y, bw, bh, mv, pred, 32);
             for (int j = 0; j < bh; j++)
-              for (int i = 0; i < bw; i++, checked++)
-                ASSERT_EQ(pred[16 * j + i], luma_qpel_sample(ref, x + i, y + j, f & 3, f >> 2))
-                    << "at (" << x + i << ", " << y + j << ") fraction " << f << ", " << bw << "x" << bh;
+              for (int i = 0; i < bw; i++, checked++) {
+                const int want = luma_qpel_sample(ref, x + i, y + j, f & 3, f >> 2);
+                if (pred[32 * j + i] != want) {
+                  ADD_FAILURE() << "at (" << x + i << ", " << y + j << ") fraction " << f << ", " << bw << "x" << bh;
+                  return checked;
+                }
+              }
           }
         }
       }
     }
   }
-  EXPECT_GT(checked, 1000000);
-  // blocks larger than 16x16 (no caller's), by tiles
-  for (int f = 0; f < 16; f++) {
-    const int16_t mv[2] = {int16_t(f & 3), int16_t(f >> 2)};
-    uint8_t pred[32 * 24];
-    full.predict(-5 + f, 3, 32, 24, mv, pred, 32);
-    for (int j = 0; j < 24; j++)
-      for (int i = 0; i < 32; i++)
-        ASSERT_EQ(pred[32 * j + i], luma_qpel_sample(ref, -5 + f + i, 3 + j, f & 3, f >> 2))
-            << "32x24 at (" << i << ", " << j << ") fraction " << f;
-  }
+  return checked;
+}
+
+TEST(Mc, LumaRefPlanesEqualTheQpelSampleOfMe) {
+  // A random 37x23 plane: every fractional position, blocks inside, across and far outside
+  // the padded border must give the samples of 8.4.2.2.1 that the ME core computes (widths of
+  // 8 and 16 take the SIMD rows inside).
+  const RandomRef r(37, 23, 7);
+  expect_qpel_samples(r.planes.view(), r.ref, 5, 7, {4, 8, 16}, {4});
+}
+
+TEST(Mc, ViewWithOnlyTheFullSamplesPredictsTheSame) {
+  // The CUDA backend's decision reads the last reference's G before its b, h and j come down:
+  // predict() then computes them, and must give 8.4.2.2.1's samples too, for blocks inside,
+  // across and far outside the padded border, up to 16x16, and larger ones (no caller's) by
+  // tiles.
+  const RandomRef r(53, 41, 11);
+  LumaRefView full = r.planes.view();
+  full.plane[1] = full.plane[2] = full.plane[3] = nullptr;
+  EXPECT_GT(expect_qpel_samples(full, r.ref, 3, 5, {4, 8, 16}, {4, 8, 16}), 1000000);
+  expect_qpel_samples(full, r.ref, 29, 23, {32}, {24, 32});
 }
 
 // satd_block (SIMD where the host has it) against the plain 4x4-block reference, with
