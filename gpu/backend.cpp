@@ -308,7 +308,7 @@ class CudaH264Reconstructor final : public h264::FrameReconstructor {
   MbPartitionField me_host_[4];  // the decision's host view of the motion search's results
   double prepare_ms_ = 0;
   // How long the decision's wavefront waits for the second band of SATD caches before it goes on
-  // without them and fails.
+  // without them (decide() then decides again once they are there, or fails with the device).
   static constexpr int kRestTimeoutMs = 2000;
   std::vector<void*> pinned_;  // pin_host_memory's, until unpinned
 };
