@@ -537,7 +537,6 @@ void Encoder::code_slices(const std::vector<Macroblock>& mbs, const SliceHeader&
     write_slice_header(slice_bits[size_t(slice)], sps_, pps_, ssh);
     slices[size_t(slice)] = SliceOut{slice_first(slice), slice_first(slice + 1), &slice_bits[size_t(slice)]};
   }
-  static_cast<MbCounts&>(out.stats) = MbCounts();
   write_slices_data(mbs.data(), mb_width_, mb_height_, slices.data(), params_.slices, !sh.idr, num_refs, 0,
                     rows_ready, &out.stats);
   for (BitWriter& sw : slice_bits) {

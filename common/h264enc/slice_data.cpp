@@ -69,6 +69,7 @@ void write_piece(Piece& pc, const Macroblock* mbs, int mb_width, int mb_height, 
 void write_slices_data(const Macroblock* mbs, int mb_width, int mb_height, const SliceOut* slices,
                        int num_slices, bool p_slice, int num_ref_idx_active, int threads,
                        const Progress* rows_ready, MbCounts* counts) {
+  if (counts) *counts = MbCounts();
   // Pieces end at row ends and slice ends.
   std::vector<Piece> pieces;
   for (int s = 0; s < num_slices; s++) {
