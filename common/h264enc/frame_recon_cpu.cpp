@@ -89,7 +89,7 @@ void decide_wavefront(const DecideJob& job, int threads, int rows, WavefrontTime
   };
   const Clock::time_point t0 = times ? Clock::now() : Clock::time_point();
   // Rows past job.inputs_rows: job.wait_inputs(), called by the first thread to reach one.
-  std::atomic<bool> inputs_claimed{!job.wait_inputs};
+  std::atomic<bool> inputs_claimed{false};
   Progress inputs_ready;
   if (!job.wait_inputs) inputs_ready.set(1);
   const auto need_inputs = [&] {
