@@ -1,4 +1,4 @@
-// h264_deblock.cu: the H.264 encoder's in-loop deblocking filter on the GPU: every macroblock's MbFilters, then a wavefront of one warp per macroblock row
+// h264_deblock.cu: the H.264 encoder's in-loop deblocking filter on the GPU: every macroblock's MbFilters, then a wavefront of a block per macroblock row (a luma warp, a chroma warp), each handing the row below its bottom lines
 #include "gpu/h264_deblock.h"
 
 #include <cstddef>
@@ -61,37 +61,64 @@ __device__ __forceinline__ uint4 load_filter(const h264::MbFilters* filters, siz
 constexpr int kLumaRowWords = 5;  // the luma tile's rows 20 bytes apart (16 used): no bank conflicts by rows
 constexpr int kChromaRowWords = 2;
 
-// The loop filter, a warp per macroblock row, each macroblock in two phases that keep the order
-// of the standard's macroblock loop (8.7): its vertical edges, then its horizontal ones.
-// Lane k < 16 holds luma line k of the macroblock, lanes 16-23 and 24-31 Cb and Cr line
-// k - 16 & 7: a row for the vertical edges, a column for the horizontal ones.
+// What a macroblock row hands the row below for each macroblock (its "post"): the lines the
+// top edge below reads, final, as 32-bit words of samples, each in a 64-bit word with the
+// launch's epoch above it: luma lines 12..15 (words 0..15, 4 a line), then Cb and Cr lines
+// 6..7 (words 16..23, 2 a line). A reader polls its words until all carry the epoch: a 64-bit
+// store is seen whole, so no fence orders the samples before a flag (as NCCL's LL protocol).
+constexpr int kPostWords = 24;
+
+__device__ __forceinline__ int post_word(bool luma, int plane, int line) {
+  return luma ? 4 * line : 16 + 4 * (plane - 1) + 2 * line;
+}
+
+// The loop filter, a block of two warps per macroblock row, each macroblock in two phases that
+// keep the order of the standard's macroblock loop (8.7): its vertical edges, then its
+// horizontal ones. Lane k < 16 of the first warp holds luma line k of the macroblock, lanes
+// 0-7 and 8-15 of the second Cb and Cr line k & 7 (the other lanes leave at once): a row for
+// the vertical edges, a column for the horizontal ones. Luma and chroma are filtered apart
+// (8.7.2 filters each plane from its own samples), each warp on its path of filter_edge.
 // - The vertical edges read and change only the macroblock's rows and the 4 (2) columns left
 //   of it, this warp's: a lane filters its row in registers, its macroblock samples loaded a
 //   macroblock ahead (no one changes them before), the left ones kept from the last
 //   macroblock. They go into a shared tile of the macroblock with 4 (2) rows above it.
 // - The horizontal edges read those rows above, final once row y - 1 has filtered the vertical
 //   edges of macroblock x + 1 (whose left edge changes the bottom-right samples of the
-//   macroblock above): row y - 1 publishes progress[y - 1] = k after the vertical edges of
-//   macroblock k - 1 (and so the horizontal ones of macroblock k - 2), w + 1 at its end. A row
-//   thus runs one macroblock behind the row above (W + H steps). A lane filters its column of
-//   the tile in registers; the tile's rows then go to the picture (the macroblock's last 4 (2)
-//   columns again after the next macroblock's vertical edges, from the same lane).
+//   macroblock above): row y - 1 then posts them (kPostWords) into `posts`, and row y polls
+//   for them, requested before its vertical edges. A row thus runs one macroblock behind the
+//   row above (W + H steps). A lane filters its column of the tile in registers; the tile's
+//   rows then go to the picture (the macroblock's last 4 (2) columns again after the next
+//   macroblock's vertical edges, from the same lane).
+// - Each sample is written by one warp: a row's bottom 3 luma lines and last chroma line, which
+//   the top edge below changes, by the row below (the last row writes its own).
 // The filter parameters come per line from gather_filters, loaded a macroblock ahead.
-// (Before: the lanes filtered in a shared tile loaded and stored whole for each phase, with the
-// parameters computed in the wavefront: about 1,000 instructions a macroblock, 0.85 ms at 1080p
-// on an H200.)
-__global__ void __launch_bounds__(32) deblock_rows(h264::DeblockPlanes pic, const h264::MbFilters* filters,
-                                                   int mb_width, unsigned* progress) {
+// (checkgpu --bench, 1080p on an H200: 0.46 ms. Before: one warp for luma and chroma, whose
+// lanes took both paths of filter_edge: 0.52 ms; before that, the rows above came through the
+// picture, behind a progress counter per row stored with release and polled with acquire at
+// device scope, two fences a macroblock: 0.62 ms; and before that, the lanes filtered in a
+// shared tile loaded and stored whole for each phase, with the parameters computed in the
+// wavefront: 0.85 ms, timed in the encoder.)
+__global__ void __launch_bounds__(64) deblock_rows(h264::DeblockPlanes pic, const h264::MbFilters* filters,
+                                                   int mb_width, unsigned long long* posts, unsigned epoch) {
   __shared__ uint32_t luma_tile[20 * kLumaRowWords];           // rows -4..15 of the macroblock
   __shared__ uint32_t chroma_tile[2][10 * kChromaRowWords];     // rows -2..7, per plane
-  const int y = blockIdx.x, lane = threadIdx.x, w = mb_width;
-  const bool luma = lane < 16;
-  const int c = luma ? 0 : 1 + ((lane - 16) >> 3);  // plane
-  const int k = luma ? lane : (lane - 16) & 7;      // line
+  const int y = blockIdx.x, lane = threadIdx.x & 31, w = mb_width;
+  if (lane >= 16) return;
+  const bool luma = threadIdx.x < 32;
+  const int c = luma ? 0 : 1 + (lane >> 3);  // plane
+  const int k = luma ? lane : lane & 7;      // line
   const int size = luma ? 16 : 8;                   // macroblock samples per line
   const int above = luma ? 4 : 2;                   // tile rows above the macroblock
+  const int words = luma ? 4 : 2;                   // 32-bit words per line
   const int row_words = luma ? kLumaRowWords : kChromaRowWords;
   const int cls = luma ? 0 : 1, group = luma ? k >> 2 : k >> 1;
+  const bool last_row = y + 1 == int(gridDim.x);
+  // this lane's line goes to the picture from here (the row below writes the bottom ones)
+  const bool stores_line = last_row || k <= size - above;
+  // ... to the row below, as line `k - (size - above)` of its rows above
+  const bool posts_line = !last_row && k >= size - above;
+  // ... and row k of the tile comes from the row above
+  const bool reads_above = y > 0 && k < above;
   const ptrdiff_t stride = pic.stride[c];
   uint8_t* const row = pic.plane[c] + ptrdiff_t(size * y + k) * stride;  // line k of macroblock 0
   // lanes k < above: row k - above of macroblock 0 (used where y > 0)
@@ -103,6 +130,11 @@ __global__ void __launch_bounds__(32) deblock_rows(h264::DeblockPlanes pic, cons
   const int col_bytes = 4 * row_words, lo = luma ? 0 : 2, hi = luma ? 20 : 12;
 
   const size_t first = size_t(y) * size_t(w);
+  unsigned long long* const post_out =
+      posts_line ? posts + first * kPostWords + post_word(luma, c, k - (size - above)) : nullptr;
+  const unsigned long long* const post_in =
+      reads_above ? posts + (first - size_t(w)) * kPostWords + post_word(luma, c, k) : nullptr;
+  const unsigned long long flag = static_cast<unsigned long long>(epoch) << 32;
   uint4 own = luma ? *reinterpret_cast<const uint4*>(row) : uint4{0, 0, 0, 0};
   if (!luma) {
     const uint2 o = *reinterpret_cast<const uint2*>(row);
@@ -112,10 +144,15 @@ __global__ void __launch_bounds__(32) deblock_rows(h264::DeblockPlanes pic, cons
   uint4 fv = load_filter(filters, first, 0, cls, group), fh = load_filter(filters, first, 1, cls, group);
   if (k < above)  // the rows above the first row's macroblocks: never filtered, but read
     for (int i = 0; i < (luma ? 4 : 2); i++) tile[k * row_words + i] = 0;
-  uint32_t left = 0;  // the last macroblock's last word of this line, after its horizontal edges
-  unsigned seen = 0;  // progress[y - 1] as last acquired
+  uint4 prev{0, 0, 0, 0};  // the last macroblock's line after its horizontal edges
   for (int x = 0; x < w; x++) {
     const uint4 cur = own, cv = fv, ch = fh;
+    // the row above's post of this macroblock, requested now: the vertical edges hide its wait
+    unsigned long long up[4] = {flag, flag, flag, flag};
+    if (reads_above)
+#pragma unroll
+      for (int i = 0; i < 4; i++)
+        if (i < words) up[i] = load_relaxed64(post_in + size_t(x) * kPostWords + i);
     if (x + 1 < w) {  // the next macroblock's samples and parameters, for its turn
       if (luma) {
         own = *reinterpret_cast<const uint4*>(row + 16 * (x + 1));
@@ -129,7 +166,7 @@ __global__ void __launch_bounds__(32) deblock_rows(h264::DeblockPlanes pic, cons
     }
     // the vertical edges: this lane's row
     Line v;
-    unpack(left, v);
+    unpack(luma ? prev.w : prev.y, v);
     unpack(cur.x, v + 4);
     unpack(cur.y, v + 8);
     unpack(cur.z, v + 12);
@@ -142,32 +179,38 @@ __global__ void __launch_bounds__(32) deblock_rows(h264::DeblockPlanes pic, cons
       tile_row[3] = pack(v + 16);
     }
     // the last macroblock's last 4 (2) samples of the line are final now (chroma: with the 2
-    // before them, which are unchanged)
-    if (x > 0) *reinterpret_cast<uint32_t*>(row + size_t(size) * size_t(x) - 4) = pack(v);
-    __syncwarp();
-    if (lane == 0) store_release(&progress[y], unsigned(x + 1));
-    if (y > 0) {
-      const unsigned need = unsigned(x + 1 < w ? x + 2 : w + 1);
-      if (seen < need) {
-        while ((seen = load_relaxed(&progress[y - 1])) < need) __nanosleep(20);
-        fence_acquire();
-      }
-      // the rows above (from L2: this warp may hold older copies of their lines in L1)
-      if (k < above) {
+    // before them, which are unchanged): to the picture, and to the row below
+    if (x > 0) {
+      const uint32_t last = pack(v);
+      if (stores_line) *reinterpret_cast<uint32_t*>(row + size_t(size) * size_t(x) - 4) = last;
+      if (posts_line) {
+        unsigned long long* const out = post_out + size_t(x - 1) * kPostWords;
+        store_relaxed64(out, flag | prev.x);
         if (luma) {
-          const uint4 a = __ldcg(reinterpret_cast<const uint4*>(above_row + 16 * x));
-          luma_tile[k * kLumaRowWords + 0] = a.x;
-          luma_tile[k * kLumaRowWords + 1] = a.y;
-          luma_tile[k * kLumaRowWords + 2] = a.z;
-          luma_tile[k * kLumaRowWords + 3] = a.w;
+          store_relaxed64(out + 1, flag | prev.y);
+          store_relaxed64(out + 2, flag | prev.z);
+          store_relaxed64(out + 3, flag | last);
         } else {
-          const uint2 a = __ldcg(reinterpret_cast<const uint2*>(above_row + 8 * x));
-          tile[k * kChromaRowWords + 0] = a.x;
-          tile[k * kChromaRowWords + 1] = a.y;
+          store_relaxed64(out + 1, flag | last);
         }
       }
     }
-    __syncwarp();
+    if (reads_above) {
+      for (;;) {
+        bool ready = true;
+#pragma unroll
+        for (int i = 0; i < 4; i++) ready &= (up[i] & ~0xffffffffull) == flag;
+        if (ready) break;
+        __nanosleep(20);
+#pragma unroll
+        for (int i = 0; i < 4; i++)
+          if (i < words) up[i] = load_relaxed64(post_in + size_t(x) * kPostWords + i);
+      }
+#pragma unroll
+      for (int i = 0; i < 4; i++)
+        if (i < words) tile[k * row_words + i] = uint32_t(up[i]);
+    }
+    __syncwarp(0xffff);
     // the horizontal edges: this lane's column
 #pragma unroll
     for (int r = 0; r < 20; r++) v[r] = r >= lo && r < hi ? col[(r - lo) * col_bytes] : 0;
@@ -175,32 +218,38 @@ __global__ void __launch_bounds__(32) deblock_rows(h264::DeblockPlanes pic, cons
 #pragma unroll
     for (int r = 1; r < 19; r++)
       if (r >= lo && r < hi) col[(r - lo) * col_bytes] = uint8_t(v[r]);
-    __syncwarp();
+    __syncwarp(0xffff);
     // to the picture: this lane's row of the macroblock, and the rows above that the top edge
-    // changed (luma -3..-1, chroma -1)
+    // changed (luma -3..-1, chroma -1), which no one else writes
     if (luma) {
-      const uint4 o{tile_row[0], tile_row[1], tile_row[2], tile_row[3]};
-      *reinterpret_cast<uint4*>(row + 16 * x) = o;
-      left = o.w;
+      prev = uint4{tile_row[0], tile_row[1], tile_row[2], tile_row[3]};
+      if (stores_line) *reinterpret_cast<uint4*>(row + 16 * x) = prev;
       if (y > 0 && k >= 1 && k < 4) {
         const uint32_t* a = luma_tile + k * kLumaRowWords;
         *reinterpret_cast<uint4*>(above_row + 16 * x) = uint4{a[0], a[1], a[2], a[3]};
       }
     } else {
-      const uint2 o{tile_row[0], tile_row[1]};
-      *reinterpret_cast<uint2*>(row + 8 * x) = o;
-      left = o.y;
+      prev = uint4{tile_row[0], tile_row[1], 0, 0};
+      if (stores_line) *reinterpret_cast<uint2*>(row + 8 * x) = uint2{prev.x, prev.y};
       if (y > 0 && k == 1) *reinterpret_cast<uint2*>(above_row + 8 * x) = uint2{tile[2], tile[3]};
     }
   }
-  __syncwarp();
-  if (lane == 0) store_release(&progress[y], unsigned(w + 1));
+  // the last macroblock's line has no right neighbour to change it: final as it is
+  if (posts_line) {
+    unsigned long long* const out = post_out + size_t(w - 1) * kPostWords;
+    store_relaxed64(out, flag | prev.x);
+    store_relaxed64(out + 1, flag | prev.y);
+    if (luma) {
+      store_relaxed64(out + 2, flag | prev.z);
+      store_relaxed64(out + 3, flag | prev.w);
+    }
+  }
 }
 
 }  // namespace
 
-Status deblock_frame(const h264::DeblockPlanes& pic, const h264::Macroblock* mbs, int mb_width, int mb_height,
-                     const h264::DeblockParams& p, DeviceBuffer& filters, unsigned* progress, cudaStream_t s) {
+Status H264DeblockCore::run(const h264::DeblockPlanes& pic, const h264::Macroblock* mbs, int mb_width,
+                            int mb_height, const h264::DeblockParams& p, cudaStream_t s) {
   // deblock_rows moves luma lines in 16-byte words and chroma lines in 8-byte ones
   if (pic.stride[0] % 16 || pic.stride[1] % 8 || pic.stride[2] % 8 || reinterpret_cast<uintptr_t>(pic.plane[0]) % 16 ||
       reinterpret_cast<uintptr_t>(pic.plane[1]) % 8 || reinterpret_cast<uintptr_t>(pic.plane[2]) % 8)
@@ -209,10 +258,19 @@ Status deblock_frame(const h264::DeblockPlanes& pic, const h264::Macroblock* mbs
   if (pic.stride[0] < 16 * mb_width || pic.stride[1] < 8 * mb_width || pic.stride[2] < 8 * mb_width)
     return Status::error("the loop filter's planes are narrower than the picture");
   const int mb_count = mb_width * mb_height;
-  GVC_TRY(filters.reserve(size_t(mb_count) * sizeof(h264::MbFilters)));
-  gather_filters<<<(mb_count + 127) / 128, 128, 0, s>>>(mbs, mb_width, mb_height, p, filters.get<h264::MbFilters>());
+  GVC_TRY(filters_.reserve(size_t(mb_count) * sizeof(h264::MbFilters)));
+  // The posts of a launch carry its epoch; those of earlier launches (any size) a smaller one,
+  // except in fresh memory or after the epoch wraps: then they are cleared first.
+  const size_t post_bytes = size_t(mb_count) * kPostWords * sizeof(unsigned long long);
+  if (posts_.size() < post_bytes || ++epoch_ == 0) {
+    GVC_TRY(posts_.reserve(post_bytes));
+    GVC_CUDA_TRY(cudaMemsetAsync(posts_.get(), 0, posts_.size(), s));
+    epoch_ = 1;
+  }
+  gather_filters<<<(mb_count + 127) / 128, 128, 0, s>>>(mbs, mb_width, mb_height, p, filters_.get<h264::MbFilters>());
   GVC_CUDA_TRY(cudaGetLastError());
-  deblock_rows<<<mb_height, 32, 0, s>>>(pic, filters.get<h264::MbFilters>(), mb_width, progress);
+  deblock_rows<<<mb_height, 64, 0, s>>>(pic, filters_.get<h264::MbFilters>(), mb_width,
+                                        posts_.get<unsigned long long>(), epoch_);
   GVC_CUDA_TRY(cudaGetLastError());
   return Status();
 }

@@ -916,10 +916,9 @@ Status H264ReconCore::run(const h264::ReconJob& job, cudaStream_t s) {
   f.p_slice = job.p_slice;
 
   const bool any_intra = intra_count > 0;
-  GVC_TRY(progress_.reserve(2 * size_t(job.mb_height) * sizeof(unsigned)));
+  GVC_TRY(progress_.reserve(size_t(job.mb_height) * sizeof(unsigned)));
   unsigned* intra_progress = progress_.get<unsigned>();
-  unsigned* deblock_progress = intra_progress + job.mb_height;
-  GVC_CUDA_TRY(cudaMemsetAsync(intra_progress, 0, 2 * size_t(job.mb_height) * sizeof(unsigned), s));
+  GVC_CUDA_TRY(cudaMemsetAsync(intra_progress, 0, size_t(job.mb_height) * sizeof(unsigned), s));
   // By rows where the wavefront is long: a P frame's few intra macroblocks take it through
   // the picture quickly, and then one copy is quicker than the bands'.
   const bool by_rows = job.mbs_by_rows && 4 * intra_count >= mb_count;
@@ -975,7 +974,7 @@ Status H264ReconCore::run(const h264::ReconJob& job, cudaStream_t s) {
       dp.plane[p] = f.rec[p];
       dp.stride[p] = f.rec_stride[p];
     }
-    GVC_TRY(deblock_frame(dp, f.mbs, job.mb_width, job.mb_height, job.deblock_params, filters_, deblock_progress, s));
+    GVC_TRY(deblock_.run(dp, f.mbs, job.mb_width, job.mb_height, job.deblock_params, s));
   }
   GVC_CUDA_TRY(cudaEventRecord(marks_[5], s));
   if (kept) GVC_TRY(keep_reconstruction(job, *kept, s));

@@ -11,6 +11,7 @@
 
 #include "common/h264enc/frame_recon.h"
 #include "gpu/device.h"
+#include "gpu/h264_deblock.h"
 
 namespace gvc {
 namespace cuda {
@@ -170,8 +171,8 @@ class H264ReconCore {
   uint64_t uses_ = 0;
   DeviceBuffer src_[3], rec_[3], mbs_;
   DeviceBuffer stand_ins_;  // prepare_intra's stand-in neighbours (prepare_decision)
-  DeviceBuffer progress_;  // per macroblock row: the intra and loop-filter wavefronts' progress
-  DeviceBuffer filters_;   // per macroblock: the loop filter's MbFilters (deblock_frame)
+  DeviceBuffer progress_;  // per macroblock row: the intra wavefront's progress
+  H264DeblockCore deblock_;
   DeviceBuffer slice_of_mb_, intra_cand_, intra_prep_, me_[4], satd_;
   DeviceBuffer satd_slots_;  // per macroblock: the SATD caches' slots (launch_satd_slots)
   DeviceBuffer presel_;      // per macroblock: its pre-selection (launch_satd_slots), down to presel_host_

@@ -1,4 +1,4 @@
-// h264_deblock.cpp (checkgpu): the H.264 loop filter's wavefront (deblock_frame) against the CPU's deblock_picture on random macroblocks, samples and filter offsets
+// h264_deblock.cpp (checkgpu): the H.264 loop filter's wavefront (H264DeblockCore) against the CPU's deblock_picture on random macroblocks, samples and filter offsets
 #include <cuda_runtime_api.h>
 #include <gtest/gtest.h>
 
@@ -64,12 +64,17 @@ void random_picture(Picture& pic, std::mt19937_64& rng) {
 TEST(H264Deblock, RandomPicturesMatchTheCpu) {
   if (!cuda_backend()) GTEST_SKIP() << "no CUDA device: " << no_cuda_reason();
   std::mt19937_64 rng = rng_for("H264Deblock");
-  const std::array<std::array<int, 2>, 9> sizes{{{1, 1}, {1, 6}, {7, 1}, {2, 2}, {3, 9}, {13, 7}, {22, 18}, {45, 30}, {120, 68}}};
+  // One core for all: each picture, of any size, is filtered over the posts of those before
+  // (the largest three times over, its wavefront's timing varying between launches), every
+  // one with its own macroblocks and samples.
+  gvc::cuda::H264DeblockCore core;
+  const std::array<std::array<int, 2>, 12> sizes{{{1, 1}, {1, 6}, {7, 1}, {2, 2}, {3, 9}, {13, 7}, {22, 18},
+                                                  {45, 30}, {120, 68}, {120, 68}, {45, 30}, {120, 68}}};
   long changed = 0, samples = 0;
   int bs_seen[5] = {};
   for (size_t round = 0; round < sizes.size(); round++) {
     const int mbw = sizes[round][0], mbh = sizes[round][1];
-    SCOPED_TRACE(testing::Message() << mbw << "x" << mbh << " macroblocks");
+    SCOPED_TRACE(testing::Message() << mbw << "x" << mbh << " macroblocks, round " << round);
     const std::vector<Macroblock> mbs = random_mbs(mbw, mbh, rng);
     gvc::h264::DeblockParams p;
     p.qp = round == 0 ? 51 : 20 + int(rng() % 32);  // QPs where most edges filter
@@ -95,7 +100,7 @@ TEST(H264Deblock, RandomPicturesMatchTheCpu) {
     // before and after, all canaries that the filter must leave alone.
     constexpr uint8_t kCanary = 0xA5;
     constexpr int kGuardRows = 2;
-    gvc::cuda::DeviceBuffer planes[3], d_mbs, filters, progress;
+    gvc::cuda::DeviceBuffer planes[3], d_mbs;
     gvc::h264::DeblockPlanes dp;
     int pitch[3];
     size_t bytes[3];
@@ -111,39 +116,25 @@ TEST(H264Deblock, RandomPicturesMatchTheCpu) {
     }
     CHECK_OK(d_mbs.reserve(mbs.size() * sizeof(Macroblock)));
     CHECK_CUDA(cudaMemcpy(d_mbs.get(), mbs.data(), mbs.size() * sizeof(Macroblock), cudaMemcpyHostToDevice));
-    CHECK_OK(progress.reserve(size_t(mbh) * sizeof(unsigned)));
-    // the largest picture three times over (its wavefront's timing varies between launches)
-    const int launches = mbw * mbh > 4000 ? 3 : 1;
-    for (int launch = 0; launch < launches; launch++) {
-      if (launch > 0)
-        for (int c = 0; c < 3; c++)
-          CHECK_CUDA(cudaMemcpy2D(dp.plane[c], size_t(pitch[c]), in.plane[c].data(), size_t(in.stride[c]),
-                                  size_t(in.width(c)), size_t(in.height(c)), cudaMemcpyHostToDevice));
-      CHECK_CUDA(cudaMemset(progress.get(), 0, size_t(mbh) * sizeof(unsigned)));
-      CHECK_OK(gvc::cuda::deblock_frame(dp, d_mbs.get<Macroblock>(), mbw, mbh, p, filters, progress.get<unsigned>(),
-                                        nullptr));
-      CHECK_CUDA(cudaDeviceSynchronize());
-      for (int c = 0; c < 3; c++) {
-        std::vector<uint8_t> gpu(bytes[c]);
-        CHECK_CUDA(cudaMemcpy(gpu.data(), planes[c].get(), gpu.size(), cudaMemcpyDeviceToHost));
-        for (int y = -kGuardRows; y < in.height(c) + kGuardRows; y++)
-          for (int x = 0; x < pitch[c]; x++) {
-            const uint8_t got = gpu[size_t(y + kGuardRows) * size_t(pitch[c]) + size_t(x)];
-            if (y < 0 || y >= in.height(c) || x >= in.width(c)) {
-              ASSERT_EQ(int(got), int(kCanary)) << "plane " << c << ": written outside the picture at (" << x << ", "
-                                                << y << "), launch " << launch;
-              continue;
-            }
-            const size_t i = size_t(y) * size_t(in.stride[c]) + size_t(x);
-            ASSERT_EQ(int(got), int(cpu.plane[c][i])) << "plane " << c << " at (" << x << ", " << y << "), input "
-                                                      << int(in.plane[c][i]) << ", qp " << p.qp << ", launch "
-                                                      << launch;
-            if (launch == 0) {
-              changed += cpu.plane[c][i] != in.plane[c][i];
-              samples++;
-            }
+    CHECK_OK(core.run(dp, d_mbs.get<Macroblock>(), mbw, mbh, p, nullptr));
+    CHECK_CUDA(cudaDeviceSynchronize());
+    for (int c = 0; c < 3; c++) {
+      std::vector<uint8_t> gpu(bytes[c]);
+      CHECK_CUDA(cudaMemcpy(gpu.data(), planes[c].get(), gpu.size(), cudaMemcpyDeviceToHost));
+      for (int y = -kGuardRows; y < in.height(c) + kGuardRows; y++)
+        for (int x = 0; x < pitch[c]; x++) {
+          const uint8_t got = gpu[size_t(y + kGuardRows) * size_t(pitch[c]) + size_t(x)];
+          if (y < 0 || y >= in.height(c) || x >= in.width(c)) {
+            ASSERT_EQ(int(got), int(kCanary)) << "plane " << c << ": written outside the picture at (" << x << ", "
+                                              << y << ")";
+            continue;
           }
-      }
+          const size_t i = size_t(y) * size_t(in.stride[c]) + size_t(x);
+          ASSERT_EQ(int(got), int(cpu.plane[c][i])) << "plane " << c << " at (" << x << ", " << y << "), input "
+                                                    << int(in.plane[c][i]) << ", qp " << p.qp;
+          changed += cpu.plane[c][i] != in.plane[c][i];
+          samples++;
+        }
     }
   }
   // the filter did change samples, with every bS
@@ -153,8 +144,9 @@ TEST(H264Deblock, RandomPicturesMatchTheCpu) {
 
 TEST(H264Deblock, RefusesPlanesItCannotFilter) {
   if (!cuda_backend()) GTEST_SKIP() << "no CUDA device: " << no_cuda_reason();
-  gvc::cuda::DeviceBuffer plane, filters, progress;
+  gvc::cuda::DeviceBuffer plane;
   CHECK_OK(plane.reserve(4096));
+  gvc::cuda::H264DeblockCore core;
   const gvc::h264::Macroblock* none = nullptr;
   auto attempt = [&](int luma_stride, int chroma_stride, size_t offset) {
     gvc::h264::DeblockPlanes dp;
@@ -162,8 +154,7 @@ TEST(H264Deblock, RefusesPlanesItCannotFilter) {
       dp.plane[c] = plane.get<uint8_t>() + (c == 1 ? offset : 0);
       dp.stride[c] = c ? chroma_stride : luma_stride;
     }
-    return gvc::cuda::deblock_frame(dp, none, 2, 1, gvc::h264::DeblockParams{}, filters, progress.get<unsigned>(),
-                                    nullptr);
+    return core.run(dp, none, 2, 1, gvc::h264::DeblockParams{}, nullptr);
   };
   for (const gvc::Status& st : {attempt(40, 16, 0), attempt(32, 20, 0), attempt(32, 16, 4), attempt(16, 16, 0),
                                 attempt(32, 8, 0)}) {
@@ -173,8 +164,8 @@ TEST(H264Deblock, RefusesPlanesItCannotFilter) {
 }
 
 // --bench: the loop filter on a 1920x1080 picture of random macroblocks (a quarter intra) and
-// samples, at QP 32: the median of 22 cudaEvent intervals around deblock_frame (its
-// gather_filters and the wavefront), with the picture uploaded afresh before each.
+// samples, at QP 32: the median of 22 cudaEvent intervals around H264DeblockCore::run
+// (its gather_filters and the wavefront), with the picture uploaded afresh before each.
 TEST(H264DeblockBench, Picture1080p) {
   if (!bench_mode()) GTEST_SKIP() << "only with --bench";
   if (!cuda_backend()) GTEST_SKIP() << "no CUDA device: " << no_cuda_reason();
@@ -188,7 +179,8 @@ TEST(H264DeblockBench, Picture1080p) {
   random_picture(in, rng);
   gvc::cuda::Stream stream;
   CHECK_OK(stream.create());
-  gvc::cuda::DeviceBuffer planes[3], d_mbs, filters, progress;
+  gvc::cuda::DeviceBuffer planes[3], d_mbs;
+  gvc::cuda::H264DeblockCore core;
   gvc::h264::DeblockPlanes dp;
   for (int c = 0; c < 3; c++) {
     CHECK_OK(planes[c].reserve(in.plane[c].size()));
@@ -197,7 +189,6 @@ TEST(H264DeblockBench, Picture1080p) {
   }
   CHECK_OK(d_mbs.reserve(mbs.size() * sizeof(Macroblock)));
   CHECK_CUDA(cudaMemcpy(d_mbs.get(), mbs.data(), mbs.size() * sizeof(Macroblock), cudaMemcpyHostToDevice));
-  CHECK_OK(progress.reserve(size_t(mbh) * sizeof(unsigned)));
   cudaEvent_t e0, e1;
   CHECK_CUDA(cudaEventCreate(&e0));
   CHECK_CUDA(cudaEventCreate(&e1));
@@ -206,10 +197,8 @@ TEST(H264DeblockBench, Picture1080p) {
     for (int c = 0; c < 3; c++)
       CHECK_CUDA(cudaMemcpyAsync(dp.plane[c], in.plane[c].data(), in.plane[c].size(), cudaMemcpyHostToDevice,
                                  stream.get()));
-    CHECK_CUDA(cudaMemsetAsync(progress.get(), 0, size_t(mbh) * sizeof(unsigned), stream.get()));
     CHECK_CUDA(cudaEventRecord(e0, stream.get()));
-    CHECK_OK(gvc::cuda::deblock_frame(dp, d_mbs.get<Macroblock>(), mbw, mbh, p, filters, progress.get<unsigned>(),
-                                      stream.get()));
+    CHECK_OK(core.run(dp, d_mbs.get<Macroblock>(), mbw, mbh, p, stream.get()));
     CHECK_CUDA(cudaEventRecord(e1, stream.get()));
     CHECK_CUDA(cudaEventSynchronize(e1));
     float ms = 0;
