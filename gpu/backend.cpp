@@ -197,6 +197,11 @@ class CudaH264Reconstructor final : public h264::FrameReconstructor {
     return core_.motion_results(r, mb_count);
   }
 
+  Status start_intra_search(const h264::DecideJob& job) override {
+    GVC_TRY(state_->enter());
+    return core_.start_intra_search(job);
+  }
+
   Status decide(const h264::DecideJob& job) override {
     GVC_TRY(state_->enter());
     h264::DecideJob j = job;

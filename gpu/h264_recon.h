@@ -95,18 +95,25 @@ class H264ReconCore {
   // and prepare_decision() makes s wait for it.
   void set_analysis_stream(cudaStream_t a) { analysis_ = a; }
 
-  // What the decision of `job` can take from before its wavefront, computed on the GPU on
-  // stream s and waited for: prepare_intra of every macroblock (intra_prep.h) into *intra and,
-  // for a P slice whose references the device holds, the SATD caches (satd_cache.h) into *satd
-  // and, with job.analysis.flags.preselect, every macroblock's pre-selection (inter_preselect.h,
-  // made with the caches' slots) into *presel (else null). They point at host memory valid
-  // until the next call. The source goes up
-  // here unless job.src_on_device. me_host[0, job.num_refs) receive host views of job.me:
-  // fields in device memory (motion_results()) are read there and downloaded meanwhile, host
-  // ones are uploaded for the SATD caches and passed on as they are. With `satd_rows`, it may
-  // return with only the SATD caches of the first *satd_rows rows of macroblocks there; the
-  // others are there once rest_prepared() has returned true or wait_prepared() has returned,
-  // and the caller calls wait_prepared() before the next call in any case.
+  // The intra search of prepare_decision(job) queued ahead, where a motion search stream is
+  // set and the source is on the device (job.src_on_device): on a stream of its own, behind the
+  // source's copy alone, so that it runs beside the last run()'s work and the motion search.
+  // The next prepare_decision() takes it (and makes s wait for it); `job` as that call will get
+  // it, but for job.me. Any call but that one's forgets it.
+  Status start_intra_search(const h264::DecideJob& job);
+  // What the decision of `job` can take from before its wavefront, computed on the GPU on stream
+  // s (the intra search where start_intra_search() has not queued it) and waited for:
+  // prepare_intra of every macroblock (intra_prep.h) into *intra and, for a P slice whose
+  // references the device holds, the SATD caches (satd_cache.h) into *satd and, with
+  // job.analysis.flags.preselect, every macroblock's pre-selection (inter_preselect.h, made with
+  // the caches' slots) into *presel (else null). They point at host memory valid until the next
+  // call. The source goes up here unless job.src_on_device. me_host[0, job.num_refs) receive
+  // host views of job.me: fields in device memory (motion_results()) are read there and
+  // downloaded meanwhile, host ones are uploaded for the SATD caches and passed on as they are.
+  // With `satd_rows`, it may return with only the SATD caches of the first *satd_rows rows of
+  // macroblocks there; the others are there once rest_prepared() has returned true or
+  // wait_prepared() has returned, and the caller calls wait_prepared() before the next call in
+  // any case.
   Status prepare_decision(const h264::DecideJob& job, cudaStream_t s, const h264::MbIntraPrep** intra,
                           const h264::MbSatdRef** satd, const h264::Preselection** presel,
                           MbPartitionField me_host[4], int* satd_rows = nullptr);
@@ -149,6 +156,11 @@ class H264ReconCore {
   Status analysis_waits_for(cudaStream_t on, Event& ev);
   // Queues an empty kernel on `on` after its downloads (h264_recon.cu says why).
   Status end_after_downloads(cudaStream_t on);
+  // prepare_decision()'s parts: job's analysis for the kernels, a download to the host on
+  // prep_down_ behind the work queued on made_on, and the intra search queued on ip.
+  Status device_analysis(const h264::DecideJob& job, cudaStream_t s, h264::MbAnalysis* out);
+  Status download_prep(void* dst, const void* src, size_t bytes, cudaStream_t made_on);
+  Status queue_intra(const h264::DecideJob& job, const h264::MbAnalysis& a, cudaStream_t ip);
   // The entry holding picture `id`, or null.
   RefEntry* held_entry(uint64_t id);
   // Queues the downloads of run()'s macroblocks on rows_: bands of kBandRows rows, each
@@ -212,7 +224,11 @@ class H264ReconCore {
   Event prep_on_host_;  // on prep_down_, after them all
   cudaStream_t analysis_ = nullptr;  // set_analysis_stream
   Event search_ready_;   // run()'s copy of the reconstruction before its loop filter
-  Event src_for_analysis_;  // upload_source's copies (on src_stream_)
+  // start_intra_search()'s intra search, beside the motion search (it reads no reference), and
+  // after it
+  Stream intra_;
+  Event intra_done_;
+  bool intra_queued_ = false;  // by start_intra_search(), for the next prepare_decision()
   Event analysis_done_;  // the motion search queued on analysis_ (prepare_decision)
   h264::FrameReconstructor::RunTimes times_;
   // The macroblocks by rows (run() with job.mbs_by_rows or job.mbs_later): band b holds rows

@@ -346,6 +346,36 @@ Status Encoder::encode_frame(const FrameIn& in, bool force_idr, EncodedFrame& ou
     Status st = prune_->run(src_view[0], src_view[1], src_view[2], params_.analyse.intra_prune, field);
     if (!st.ok()) return Status::error("intra pruning failed: " + st.message());
   }
+  // Stage 1, decision: every macroblock's coding, in a wavefront (mvpL0 needs the partitions
+  // decided before), from the source and the references, on the backend's FrameReconstructor.
+  const RefPicture* refs[4] = {};
+  uint64_t ref_ids[4] = {};
+  for (int r = 0; r < num_refs; r++) {
+    refs[r] = &dpb_[size_t(r)];
+    ref_ids[r] = dpb_[size_t(r)].id;
+  }
+  DecideJob dj;
+  dj.analysis.flags = decide_flags();
+  dj.analysis.qp = params_.rc.qp;
+  dj.analysis.qpc = chroma_qp(params_.rc.qp, params_.rc.chroma_qp_index_offset);
+  dj.analysis.lambda = lambda_for_qp(dj.analysis.qp);
+  dj.analysis.max_mv_y = 4 * (sps_.level_idc <= 10 ? 64 : sps_.level_idc <= 20 ? 128 : sps_.level_idc <= 30 ? 256 : 512);
+  dj.src = &src_;
+  dj.src_on_device = src_on_device;
+  dj.refs = refs;
+  dj.ref_ids = ref_ids;
+  dj.num_refs = num_refs;
+  dj.me = me_fields_.data();
+  dj.intra_cand = prune_ ? intra_cand_.data() : nullptr;
+  dj.slice_of_mb = slice_of_mb_.data();
+  dj.mbs = mbs_.data();
+  dj.mb_width = mb_width_;
+  dj.mb_height = mb_height_;
+  {
+    // The intra search, where the backend starts it now, runs beside the motion search.
+    Status st = recon_->start_intra_search(dj);
+    if (!st.ok()) return Status::error(std::string("decision preparation failed: ") + st.message());
+  }
   if (num_refs) {
     Status st = motion_search(num_refs, src_view[0]);
     if (!st.ok()) return st;
@@ -384,31 +414,6 @@ Status Encoder::encode_frame(const FrameIn& in, bool force_idr, EncodedFrame& ou
   sh.slice_alpha_c0_offset_div2 = params_.deblock.alpha_c0_offset_div2;
   sh.slice_beta_offset_div2 = params_.deblock.beta_offset_div2;
 
-  // Stage 1, decision: every macroblock's coding, in a wavefront (mvpL0 needs the partitions
-  // decided before), from the source and the references, on the backend's FrameReconstructor.
-  const RefPicture* refs[4] = {};
-  uint64_t ref_ids[4] = {};
-  for (int r = 0; r < num_refs; r++) {
-    refs[r] = &dpb_[size_t(r)];
-    ref_ids[r] = dpb_[size_t(r)].id;
-  }
-  DecideJob dj;
-  dj.analysis.flags = decide_flags();
-  dj.analysis.qp = params_.rc.qp;
-  dj.analysis.qpc = chroma_qp(params_.rc.qp, params_.rc.chroma_qp_index_offset);
-  dj.analysis.lambda = lambda_for_qp(dj.analysis.qp);
-  dj.analysis.max_mv_y = 4 * (sps_.level_idc <= 10 ? 64 : sps_.level_idc <= 20 ? 128 : sps_.level_idc <= 30 ? 256 : 512);
-  dj.src = &src_;
-  dj.src_on_device = src_on_device;
-  dj.refs = refs;
-  dj.ref_ids = ref_ids;
-  dj.num_refs = num_refs;
-  dj.me = me_fields_.data();
-  dj.intra_cand = prune_ ? intra_cand_.data() : nullptr;
-  dj.slice_of_mb = slice_of_mb_.data();
-  dj.mbs = mbs_.data();
-  dj.mb_width = mb_width_;
-  dj.mb_height = mb_height_;
   // Pipelined, the last frame's entropy coding must not share the cores with the wavefront,
   // whose rows stall all the rows below them when one of its threads waits for a core.
   if (pipelined_) dj.before_wavefront = [this] { entropy_.wait_idle(); };

@@ -170,6 +170,14 @@ class FrameReconstructor {
     (void)r, (void)mb_count;
     return nullptr;
   }
+  // Starts what of decide(job)'s preparation reads the source alone, where the implementation
+  // prepares on a device (the intra search: the CUDA backend's, beside the motion search); the
+  // next decide() takes it. `job` as that decide() will get it, but for the motion search's
+  // results, which need not be there yet.
+  virtual Status start_intra_search(const DecideJob& job) {
+    (void)job;
+    return Status();
+  }
   // Decides every macroblock (decide_mb.h: decide_mb, then finish_mb_syntax) into job.mbs.
   // Completes the last run() first where it reads what that run() writes later (finish()).
   virtual Status decide(const DecideJob& job) = 0;
