@@ -22,7 +22,9 @@ struct CudaState {
   bool use_current_context = false;  // the creator had a context current: never cudaSetDevice
   cuda::Stream stream;
   // The motion search's: beside the H.264 reconstructor's loop filter on `stream`, which
-  // orders the two with events (H264ReconCore::set_analysis_stream).
+  // orders the two with events (H264ReconCore::set_analysis_stream). Its blocks start first:
+  // the intra search beside it (H264ReconCore::start_intra_search) has until the SATD caches,
+  // which follow the search, to end.
   cuda::Stream analysis;
 
   Status enter() const {
@@ -404,7 +406,7 @@ std::unique_ptr<Backend> make_cuda_backend(int device_id, Status* why) {
     if (!st.ok()) return fail(st.message());
   }
   Status st = state->stream.create();
-  if (st.ok()) st = state->analysis.create();
+  if (st.ok()) st = state->analysis.create(/*first=*/true);
   if (!st.ok()) return fail(st.message());
   if (why) *why = Status();
   return std::make_unique<CudaBackend>(std::move(state));

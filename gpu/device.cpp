@@ -118,9 +118,12 @@ Stream::~Stream() {
   if (stream_) cudaStreamDestroy(stream_);
 }
 
-Status Stream::create() {
+Status Stream::create(bool first) {
   if (stream_) return {};
-  GVC_TRY(check(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), "cudaStreamCreateWithFlags"));
+  int least = 0, greatest = 0;
+  if (first) GVC_TRY(check(cudaDeviceGetStreamPriorityRange(&least, &greatest), "cudaDeviceGetStreamPriorityRange"));
+  GVC_TRY(check(cudaStreamCreateWithPriority(&stream_, cudaStreamNonBlocking, first ? greatest : least),
+                "cudaStreamCreateWithPriority"));
   // synchronize()'s event, made here in the stream's context (not lazily by a later caller)
   return check(cudaEventCreateWithFlags(&done_, cudaEventDisableTiming | cudaEventBlockingSync),
                "cudaEventCreateWithFlags");

@@ -125,7 +125,9 @@ class Stream {
   Stream(const Stream&) = delete;
   Stream& operator=(const Stream&) = delete;
 
-  Status create();
+  // `first`: the device's greatest priority, whose blocks its scheduler starts before those of
+  // the other streams (which have the least, the default).
+  Status create(bool first = false);
   cudaStream_t get() const { return stream_; }
   // Waits for the work queued so far, as wait_event() does.
   Status synchronize(const char* what);
