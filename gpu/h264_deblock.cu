@@ -264,7 +264,11 @@ Status H264DeblockCore::run(const h264::DeblockPlanes& pic, const h264::Macroblo
   const size_t post_bytes = size_t(mb_count) * kPostWords * sizeof(unsigned long long);
   if (posts_.size() < post_bytes || ++epoch_ == 0) {
     GVC_TRY(posts_.reserve(post_bytes));
-    GVC_CUDA_TRY(cudaMemsetAsync(posts_.get(), 0, posts_.size(), s));
+    const Status cleared = check(cudaMemsetAsync(posts_.get(), 0, posts_.size(), s), "cudaMemsetAsync");
+    if (!cleared.ok()) {
+      posts_.reset();  // cleared by the next call
+      return cleared;
+    }
     epoch_ = 1;
   }
   gather_filters<<<(mb_count + 127) / 128, 128, 0, s>>>(mbs, mb_width, mb_height, p, filters_.get<h264::MbFilters>());

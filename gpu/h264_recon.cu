@@ -530,7 +530,10 @@ Status H264ReconCore::source_stream(cudaStream_t* own) {
   GVC_TRY(complete_source(false));
   GVC_TRY(src_stream_.create());
   *own = src_stream_.get();
-  return src_read_.wait_on(*own);
+  GVC_TRY(src_read_.wait_on(*own));
+  // an intra search that a failure left unjoined to s (start_intra_search() without its
+  // prepare_decision()) may still read src_
+  return intra_.get() ? intra_done_.wait_on(*own) : Status();
 }
 
 Status H264ReconCore::source_loaded(cudaStream_t own, cudaStream_t s) {
@@ -704,7 +707,8 @@ Status H264ReconCore::prepare_decision(const h264::DecideJob& job, cudaStream_t 
   GVC_TRY(device_analysis(job, s, &a));
   GVC_TRY(prep_down_.create());
   const cudaStream_t dn = prep_down_.get();
-  // The motion search's results left on the device first, behind the search alone.
+  // The motion search's results left on the device first, behind the search (and the intra
+  // search's download, queued before where start_intra_search() queued it).
   const size_t me_bytes = size_t(mb_count) * sizeof(MbPartitions);
   if (job.me && job.num_refs) GVC_TRY(me_staging_.reserve(me_bytes * size_t(job.num_refs)));
   for (int r = 0; job.me && r < job.num_refs; r++) {
@@ -723,10 +727,17 @@ Status H264ReconCore::prepare_decision(const h264::DecideJob& job, cudaStream_t 
   // behind it: 0.15 ms later on an H200 at 1080p; on a stream of its own from here, it shared
   // the device with that search and the loop filter and ended later still.) It is over long
   // before the motion search (0.49 against 0.70 ms after the last run()'s start, H200, 1080p).
-  if (intra_queued)
+  // Not queued there (a caller that did not call it: tests, benches), it runs on the motion
+  // search's stream where the source is on the device, which s then waits for, else on s;
+  // either way behind any search that start_intra_search() queued and no prepare_decision()
+  // took (after a failure), which writes the same buffers.
+  if (intra_queued) {
     GVC_TRY(intra_done_.wait_on(s));
-  else
-    GVC_TRY(queue_intra(job, a, s));
+  } else {
+    const cudaStream_t ip = analysis_ && job.src_on_device ? analysis_ : s;
+    if (intra_.get()) GVC_TRY(intra_done_.wait_on(ip));
+    GVC_TRY(queue_intra(job, a, ip));
+  }
   // The SATD caches' slots read only the motion search's results: where these are on the
   // device, on the search's stream (which wrote them), beside the loop filter too.
   bool me_on_device = job.me && job.num_refs > 0;
@@ -752,7 +763,7 @@ Status H264ReconCore::prepare_decision(const h264::DecideJob& job, cudaStream_t 
     GVC_TRY(slots(sa, analysis_ ? analysis_ : s));
     presel_made = want_presel;
   }
-  if (analysis_ && analysis_ != s) {  // the motion search's results, its reads of src_, the intra search
+  if (analysis_ && analysis_ != s) {  // the motion search's results, its reads of src_, the slots
     GVC_TRY(analysis_done_.record(analysis_));
     GVC_TRY(analysis_done_.wait_on(s));
   }

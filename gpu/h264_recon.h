@@ -33,7 +33,7 @@ class H264ReconCore {
   // reconstructs the inter macroblocks all at once, then the intra ones in a wavefront
   // (a block per macroblock row, (x, y) after (x + 1, y - 1) of the row above, so after its
   // left, upper-left, upper and upper-right neighbours), one launch; deblocks in the same
-  // wavefront, a warp per macroblock row filtering in shared memory, one launch, while the
+  // wavefront, a block per macroblock row (H264DeblockCore), one launch, while the
   // coded macroblocks go down on rows_; returns once they are there, the reconstruction
   // following (finish()). Reference pictures
   // are kept on the device by id; one not held yet is uploaded from the job. With
@@ -98,8 +98,8 @@ class H264ReconCore {
   // The intra search of prepare_decision(job) queued ahead, where a motion search stream is
   // set and the source is on the device (job.src_on_device): on a stream of its own, behind the
   // source's copy alone, so that it runs beside the last run()'s work and the motion search.
-  // The next prepare_decision() takes it (and makes s wait for it); `job` as that call will get
-  // it, but for job.me. Any call but that one's forgets it.
+  // The next prepare_decision() takes it (and makes s wait for it): `job` as that call will get
+  // it, but for job.me. The next start_intra_search() forgets one not taken.
   Status start_intra_search(const h264::DecideJob& job);
   // What the decision of `job` can take from before its wavefront, computed on the GPU on stream
   // s (the intra search where start_intra_search() has not queued it) and waited for:
@@ -182,7 +182,7 @@ class H264ReconCore {
   std::vector<RefEntry> refs_ = std::vector<RefEntry>(5);
   uint64_t uses_ = 0;
   DeviceBuffer src_[3], rec_[3], mbs_;
-  DeviceBuffer stand_ins_;  // prepare_intra's stand-in neighbours (prepare_decision)
+  DeviceBuffer stand_ins_;  // prepare_intra's stand-in neighbours (queue_intra)
   DeviceBuffer progress_;  // per macroblock row: the intra wavefront's progress
   H264DeblockCore deblock_;
   DeviceBuffer slice_of_mb_, intra_cand_, intra_prep_, me_[4], satd_;

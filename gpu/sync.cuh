@@ -1,4 +1,4 @@
-// sync.cuh (gpu): progress flags between the blocks of a launch: a load with acquire and a store with release at device scope
+// sync.cuh (gpu): progress flags between the blocks of a launch: a load with acquire and a store with release at device scope, and 64-bit words that carry their own flag
 //
 // A producer writes its data and, after its warp has synchronised (__syncwarp), one lane
 // store_release()s a flag: the release is cumulative, so it orders what every lane wrote
