@@ -119,6 +119,9 @@ class FaultyReconstructor final : public gvc::h264::FrameReconstructor {
   gvc::MbPartitions *motion_results (int r, int mb_count) override {
     return inner_->motion_results (r, mb_count);
   }
+  gvc::Status start_intra_search (const gvc::h264::DecideJob & job) override {
+    return inner_->start_intra_search (job);
+  }
   double last_prepare_ms () const override { return inner_->last_prepare_ms (); }
   RunTimes last_run_times () const override { return inner_->last_run_times (); }
   gvc::Status wait_rows (int rows) override { return inner_->wait_rows (rows); }
