@@ -299,9 +299,11 @@ bool SliceDecoder::available(int x_curr, int y_curr, int x_nb, int y_nb) const {
   if (x_nb < 0 || y_nb < 0 || x_nb >= pp_.width || y_nb >= pp_.height) return false;
   const int ctb_nb = (y_nb >> pp_.log2_ctb_size) * pp_.pic_width_in_ctbs + (x_nb >> pp_.log2_ctb_size);
   const int ctb_cur = (y_curr >> pp_.log2_ctb_size) * pp_.pic_width_in_ctbs + (x_curr >> pp_.log2_ctb_size);
+  // Most neighbours are in the current CTB, which is in this slice segment's slice
+  // (set_ctb_slice) and tile: the z-scan order alone decides.
+  if (ctb_nb == ctb_cur) return pp_.zscan_in_ctb(x_nb, y_nb) <= pp_.zscan_in_ctb(x_curr, y_curr);
   const int ts_nb = pp_.ctb_addr_rs_to_ts[ctb_nb];
-  if (ctb_nb != ctb_cur && ts_nb > pp_.ctb_addr_rs_to_ts[ctb_cur]) return false;
-  if (ctb_nb == ctb_cur && pp_.zscan_in_ctb(x_nb, y_nb) > pp_.zscan_in_ctb(x_curr, y_curr)) return false;
+  if (ts_nb > pp_.ctb_addr_rs_to_ts[ctb_cur]) return false;
   const int s = fs_.ctb_slice[ctb_nb];
   if (s < 0 || fs_.slices[s].slice_addr_rs != in_.slice_addr_rs) return false;
   return pp_.tile_id[ts_nb] == pp_.tile_id[ctb_addr_ts_];
