@@ -127,11 +127,7 @@ void write_slices_data(const Macroblock* mbs, int mb_width, int mb_height, const
       skip_run = pc.trail_skip;
     }
     if (pc.last && skip_run) out.put_ue(uint32_t(skip_run));
-    if (counts) {
-      for (int t = 0; t < 8; t++) counts->mb_type[t] += pc.counts.mb_type[t];
-      for (int t = 0; t < 4; t++) counts->sub_mb_type[t] += pc.counts.sub_mb_type[t];
-      for (int r = 0; r < 4; r++) counts->ref_idx[r] += pc.counts.ref_idx[r];
-    }
+    if (counts) *counts += pc.counts;
   }
 }
 

@@ -14,6 +14,13 @@ struct MbCounts {
   int mb_type[8] = {};      // macroblocks by MbType value
   int sub_mb_type[4] = {};  // P_8x8 sub-macroblocks by sub_mb_type
   int ref_idx[4] = {};      // inter macroblocks' 8x8 quadrants by refIdxL0 (P_Skip included)
+
+  MbCounts& operator+=(const MbCounts& o) {
+    for (int t = 0; t < 8; t++) mb_type[t] += o.mb_type[t];
+    for (int t = 0; t < 4; t++) sub_mb_type[t] += o.sub_mb_type[t];
+    for (int r = 0; r < 4; r++) ref_idx[r] += o.ref_idx[r];
+    return *this;
+  }
 };
 
 // One slice of a picture: macroblocks [first_mb, end_mb) in raster order; `bw` holds the
