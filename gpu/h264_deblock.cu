@@ -72,6 +72,16 @@ __device__ __forceinline__ int post_word(bool luma, int plane, int line) {
   return luma ? 4 * line : 16 + 4 * (plane - 1) + 2 * line;
 }
 
+// Posts a line of a macroblock, final: its 4 words (luma) or 2 (chroma) under `flag`.
+__device__ __forceinline__ void post_line(unsigned long long* out, unsigned long long flag, uint4 line, bool luma) {
+  store_relaxed64(out, flag | line.x);
+  store_relaxed64(out + 1, flag | line.y);
+  if (luma) {
+    store_relaxed64(out + 2, flag | line.z);
+    store_relaxed64(out + 3, flag | line.w);
+  }
+}
+
 // The loop filter, a block of two warps per macroblock row, each macroblock in two phases that
 // keep the order of the standard's macroblock loop (8.7): its vertical edges, then its
 // horizontal ones. Lane k < 16 of the first warp holds luma line k of the macroblock, lanes
@@ -183,17 +193,9 @@ __global__ void __launch_bounds__(64) deblock_rows(h264::DeblockPlanes pic, cons
     if (x > 0) {
       const uint32_t last = pack(v);
       if (stores_line) *reinterpret_cast<uint32_t*>(row + size_t(size) * size_t(x) - 4) = last;
-      if (posts_line) {
-        unsigned long long* const out = post_out + size_t(x - 1) * kPostWords;
-        store_relaxed64(out, flag | prev.x);
-        if (luma) {
-          store_relaxed64(out + 1, flag | prev.y);
-          store_relaxed64(out + 2, flag | prev.z);
-          store_relaxed64(out + 3, flag | last);
-        } else {
-          store_relaxed64(out + 1, flag | last);
-        }
-      }
+      if (posts_line)
+        post_line(post_out + size_t(x - 1) * kPostWords, flag,
+                  luma ? uint4{prev.x, prev.y, prev.z, last} : uint4{prev.x, last, 0, 0}, luma);
     }
     if (reads_above) {
       for (;;) {
@@ -235,15 +237,7 @@ __global__ void __launch_bounds__(64) deblock_rows(h264::DeblockPlanes pic, cons
     }
   }
   // the last macroblock's line has no right neighbour to change it: final as it is
-  if (posts_line) {
-    unsigned long long* const out = post_out + size_t(w - 1) * kPostWords;
-    store_relaxed64(out, flag | prev.x);
-    store_relaxed64(out + 1, flag | prev.y);
-    if (luma) {
-      store_relaxed64(out + 2, flag | prev.z);
-      store_relaxed64(out + 3, flag | prev.w);
-    }
-  }
+  if (posts_line) post_line(post_out + size_t(w - 1) * kPostWords, flag, prev, luma);
 }
 
 }  // namespace
