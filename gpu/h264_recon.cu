@@ -632,6 +632,7 @@ MbPartitions* H264ReconCore::motion_results(int r, int mb_count) {
 // The analysis of `job` as the kernels read it: its source in src_ (copied there on s where it is
 // not on the device yet).
 Status H264ReconCore::device_analysis(const h264::DecideJob& job, cudaStream_t s, h264::MbAnalysis* out) {
+  if (job.num_refs < 0 || job.num_refs > 4) return Status::error("at most 4 reference pictures");
   h264::MbAnalysis& a = *out;
   a = job.analysis;
   for (int p = 0; p < 3; p++) {
@@ -681,7 +682,6 @@ Status H264ReconCore::queue_intra(const h264::DecideJob& job, const h264::MbAnal
 Status H264ReconCore::start_intra_search(const h264::DecideJob& job) {
   intra_queued_ = false;
   if (!analysis_ || !job.src_on_device) return {};  // prepare_decision() searches, on s
-  if (job.num_refs < 0 || job.num_refs > 4) return Status::error("at most 4 reference pictures");
   h264::MbAnalysis a;
   GVC_TRY(device_analysis(job, nullptr, &a));  // (no copy: the source is on the device)
   GVC_TRY(intra_.create());
@@ -702,7 +702,6 @@ Status H264ReconCore::prepare_decision(const h264::DecideJob& job, cudaStream_t 
   intra_queued_ = false;
   GVC_TRY(wait_rows(rows_height_));  // the last run()'s rows read mbs_, which run() writes next
   const int mb_count = job.mb_width * job.mb_height;
-  if (job.num_refs < 0 || job.num_refs > 4) return Status::error("at most 4 reference pictures");
   h264::MbAnalysis a;
   GVC_TRY(device_analysis(job, s, &a));
   GVC_TRY(prep_down_.create());
