@@ -509,6 +509,11 @@ Status H264ReconCore::load_device_source(const h264::FrameIn& in, int width, int
     out[p] = {src_[p].get<uint8_t>(), src.stride[p], src.width(p), src.height(p), MemoryLocation::Device};
   }
   GVC_TRY(source_loaded(own, s));
+  // The caller's frame is read by now: it may go once this returns. (Read later, after the
+  // element had unmapped it, a CUDA-memory buffer without a video meta coded other pictures
+  // in H264EncGpu.CudaMemoryReadAtItsOwnPitchWithOrWithoutVideoMeta once the encoder got to the
+  // next frame sooner; what changed the memory was not traced.)
+  GVC_TRY(src_loaded_.synchronize("source copy"));
   // The host copy the decision reads: straight into page-locked planes, else through staging.
   for (int p = 0; p < 3; p++) {
     if (page_locked(src.plane[p].data(), src.plane[p].size())) {

@@ -74,9 +74,10 @@ class H264ReconCore {
   // planes in `out` (valid until the next call). Jobs that say src_on_device read it.
   Status upload_source(const h264::Picture& src, cudaStream_t s, PlaneView out[3]);
   // The same from a frame in device memory (FrameReconstructor::load_device_source): work
-  // queued on s after it reads the device copy; `src` is filled from it on a stream of its own
-  // (straight there when it is page-locked), completed by prepare_decision() (or the next
-  // call, or wait_idle()).
+  // queued on s after it reads the device copy, which is made before it returns (the caller's
+  // frame is not read after that); `src` is filled from it on a stream of its own (straight
+  // there when it is page-locked), completed by prepare_decision() (or the next call, or
+  // wait_idle()).
   Status load_device_source(const h264::FrameIn& in, int width, int height, h264::Picture& src,
                             cudaStream_t s, PlaneView out[3]);
   // Waits for everything the core has queued, on s and on its own streams, and completes the
