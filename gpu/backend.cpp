@@ -307,6 +307,7 @@ class CudaH264Reconstructor final : public h264::FrameReconstructor {
     }
   }
   bool rows_later() const override { return core_.rows_later(); }
+  const h264::MbBitsView* mb_bits() const override { return core_.mb_bits(); }
 
  private:
   std::shared_ptr<CudaState> state_;

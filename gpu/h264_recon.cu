@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "common/h264enc/deblock.h"
+#include "common/h264enc/mb_layer_bits.h"
 #include "common/h264enc/me_predictor.h"
 #include "common/h264enc/recon_mb.h"
 #include "common/util/futex.h"
@@ -324,6 +325,23 @@ __global__ void __launch_bounds__(kIntraThreads) recon_intra_rows(KernelFrame k,
 __global__ void wait_rows_done(const unsigned* progress, int first, int end, unsigned mb_width) {
   for (int row = first; row < end; row++)
     while (load_acquire(&progress[row]) < mb_width) __nanosleep(256);
+}
+
+// Each macroblock's macroblock_layer() bits (mb_layer_bits.h) into its kMbBitWords words, a
+// thread each; its length into lens, or 0xffff where they do not fit or it is I_PCM, which
+// also sets *refused.
+__global__ void mb_layer_bits(const Macroblock* mbs, int mb_width, int mb_count, bool p_slice, int num_ref_idx_active,
+                              uint32_t* words, uint16_t* lens, unsigned* refused) {
+  constexpr int kWords = H264ReconCore::kMbBitWords;
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= mb_count) return;
+  const h264::MbMap map{mbs, mb_width, mb_count / mb_width, int(mbs[i].slice_id)};
+  h264::MbBitString out(words + size_t(i) * kWords, kWords);
+  const bool written = h264::put_mb_layer(out, map, i % mb_width, i / mb_width, p_slice, num_ref_idx_active);
+  const int len = out.finish();
+  const bool fits = written && !out.overflowed();
+  lens[i] = fits ? uint16_t(len) : uint16_t(0xffff);
+  if (!fits) atomicOr(refused, 1u);
 }
 
 // Copies each macroblock's decisions (kDecisionBytes, packed) into the device's macroblocks,
@@ -1008,7 +1026,7 @@ Status H264ReconCore::run(const h264::ReconJob& job, cudaStream_t s) {
       if (armed) core->drop_rows();
     }
   } drop{this, true};
-  GVC_TRY(download_rows(job, by_rows ? intra_progress : nullptr, direct));
+  GVC_TRY(download_rows(job, by_rows ? intra_progress : nullptr, direct, job.mb_bits && !by_rows && job.mbs_later));
   GVC_CUDA_TRY(cudaEventRecord(marks_[4], s));
   // The entry the reconstruction is kept in (that of rec_id, or the least recently used one
   // that is no reference of the job), and there its luma before the loop filter, which the
@@ -1085,12 +1103,13 @@ Status H264ReconCore::run(const h264::ReconJob& job, cudaStream_t s) {
 // sanitizer) the waits below then find its rows done instead of waiting for a launch behind
 // them. The bands count as they are queued, so a failure part-way leaves those to wait_rows()
 // or drop_rows().
-Status H264ReconCore::download_rows(const h264::ReconJob& job, const unsigned* intra_progress, bool direct) {
+Status H264ReconCore::download_rows(const h264::ReconJob& job, const unsigned* intra_progress, bool direct, bool bits) {
   bands_ = bands_copied_ = 0;
   rows_width_ = job.mb_width;
   rows_height_ = job.mb_height;
   rows_dst_ = job.mbs;
   rows_direct_ = direct;
+  bits_run_ = bits_valid_ = false;
   band_rows_ = intra_progress ? kBandRows : job.mbs_later ? kLaterBandRows : job.mb_height;
   uint8_t* dst = direct ? reinterpret_cast<uint8_t*>(job.mbs) : levels_staging_.get<uint8_t>();
   GVC_TRY(rows_.create());
@@ -1099,6 +1118,30 @@ Status H264ReconCore::download_rows(const h264::ReconJob& job, const unsigned* i
     GVC_TRY(rows_start_.wait_on(rows_.get()));
   else  // behind the reconstruction's kernels (marks_[3])
     GVC_CUDA_TRY(cudaStreamWaitEvent(rows_.get(), marks_[3], 0));
+  const int mb_count = job.mb_width * job.mb_height;
+  const size_t words_row = size_t(job.mb_width) * kMbBitWords * sizeof(uint32_t);
+  const size_t lens_row = size_t(job.mb_width) * sizeof(uint16_t);
+  if (bits) {
+    // The bits beside the loop filter on s (they only read the macroblocks); the refusal word
+    // comes down before the first band, so that wait_rows() knows at once which ones to take.
+    bits_lens_at_ = 256;
+    bits_words_at_ = (bits_lens_at_ + size_t(mb_count) * sizeof(uint16_t) + 255) / 256 * 256;
+    const size_t bytes = bits_words_at_ + size_t(mb_count) * kMbBitWords * sizeof(uint32_t);
+    GVC_TRY(bits_dev_.reserve(bytes));
+    GVC_TRY(bits_host_.reserve(bytes));
+    uint8_t* const d = bits_dev_.get<uint8_t>();
+    uint8_t* const h = bits_host_.get<uint8_t>();
+    GVC_CUDA_TRY(cudaMemsetAsync(d, 0, sizeof(unsigned), rows_.get()));
+    mb_layer_bits<<<(mb_count + 63) / 64, 64, 0, rows_.get()>>>(
+        mbs_.get<Macroblock>(), job.mb_width, mb_count, job.p_slice, job.num_refs,
+        reinterpret_cast<uint32_t*>(d + bits_words_at_), reinterpret_cast<uint16_t*>(d + bits_lens_at_),
+        reinterpret_cast<unsigned*>(d));
+    GVC_CUDA_TRY(cudaGetLastError());
+    GVC_CUDA_TRY(cudaMemcpyAsync(h, d, sizeof(unsigned), cudaMemcpyDeviceToHost, rows_.get()));
+    bits_view_ = {reinterpret_cast<const uint32_t*>(h + bits_words_at_), reinterpret_cast<const uint16_t*>(h + bits_lens_at_),
+                  kMbBitWords};
+    bits_run_ = true;
+  }
   const int bands = (job.mb_height + band_rows_ - 1) / band_rows_;
   if (band_ready_.size() < size_t(bands)) band_ready_.resize(size_t(bands));
   for (int b = 0; b < bands; b++) {
@@ -1107,11 +1150,26 @@ Status H264ReconCore::download_rows(const h264::ReconJob& job, const unsigned* i
       wait_rows_done<<<1, 1, 0, rows_.get()>>>(intra_progress, y0, y1, unsigned(job.mb_width));
       GVC_CUDA_TRY(cudaGetLastError());
     }
-    GVC_CUDA_TRY(cudaMemcpyAsync(dst + size_t(y0) * row_bytes, mbs_.get<uint8_t>() + size_t(y0) * row_bytes, size_t(y1 - y0) * row_bytes,
-                                 cudaMemcpyDeviceToHost, rows_.get()));
+    if (bits) {
+      for (const auto& [at, row] : {std::pair<size_t, size_t>{bits_lens_at_, lens_row}, {bits_words_at_, words_row}})
+        GVC_CUDA_TRY(cudaMemcpyAsync(bits_host_.get<uint8_t>() + at + size_t(y0) * row, bits_dev_.get<uint8_t>() + at + size_t(y0) * row,
+                                     size_t(y1 - y0) * row, cudaMemcpyDeviceToHost, rows_.get()));
+    } else {
+      GVC_CUDA_TRY(cudaMemcpyAsync(dst + size_t(y0) * row_bytes, mbs_.get<uint8_t>() + size_t(y0) * row_bytes,
+                                   size_t(y1 - y0) * row_bytes, cudaMemcpyDeviceToHost, rows_.get()));
+    }
     GVC_TRY(band_ready_[size_t(b)].record(rows_.get()));
     bands_ = b + 1;
   }
+  return {};
+}
+
+Status H264ReconCore::download_macroblocks_now() {
+  const size_t bytes = size_t(rows_width_) * size_t(rows_height_) * sizeof(Macroblock);
+  uint8_t* const dst = rows_direct_ ? reinterpret_cast<uint8_t*>(rows_dst_) : levels_staging_.get<uint8_t>();
+  GVC_CUDA_TRY(cudaMemcpyAsync(dst, mbs_.get(), bytes, cudaMemcpyDeviceToHost, rows_.get()));
+  GVC_TRY(rows_.synchronize("reconstruction levels"));
+  if (!rows_direct_) copy_host_parallel(reinterpret_cast<uint8_t*>(rows_dst_), dst, bytes);
   return {};
 }
 
@@ -1129,7 +1187,19 @@ Status H264ReconCore::wait_rows(int rows) {
       drop_rows();
       return st;
     }
-    if (!rows_direct_)
+    if (bits_run_ && bands_copied_ == 0) {
+      // the refusal word came down before this band: the bits stand, or every macroblock
+      // comes down now (the bands then only complete the bits, which go unread)
+      bits_valid_ = *bits_host_.get<volatile unsigned>() == 0;
+      if (!bits_valid_) {
+        const Status down = download_macroblocks_now();
+        if (!down.ok()) {
+          drop_rows();
+          return down;
+        }
+      }
+    }
+    if (!rows_direct_ && !bits_run_)
       copy_host_parallel(reinterpret_cast<uint8_t*>(rows_dst_) + size_t(y0) * row_bytes,
                          levels_staging_.get<uint8_t>() + size_t(y0) * row_bytes, size_t(y1 - y0) * row_bytes);
     bands_copied_++;

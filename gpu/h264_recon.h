@@ -48,6 +48,13 @@ class H264ReconCore {
   Status wait_rows(int rows);
   // Whether rows of the last run() are still to come (wait_rows()).
   bool rows_later() const { return bands_copied_ < bands_; }
+  // After a run() with job.mb_bits (taken up when the macroblocks go down later, not by rows)
+  // and wait_rows(1): every macroblock's macroblock_layer() bits (mb_layer_bits.h), made on
+  // the GPU after the reconstruction and downloaded instead of the macroblocks; null when a
+  // macroblock's did not fit kMbBitWords words or it is I_PCM: job.mbs are then complete.
+  const h264::MbBitsView* mb_bits() const { return bits_run_ && bits_valid_ ? &bits_view_ : nullptr; }
+  // 3,200 bits a macroblock: every intra one fits (longer than I_PCM's 3,088 bits it is I_PCM).
+  static constexpr int kMbBitWords = 100;
   // The rest of the last run(): its loop filter, reference planes and the downloads of
   // job.rec, job.rec_luma and job.rec_search go on after run() returns (job.mbs too, by rows or
   // with job.mbs_later); waits for them and fills those destinations, which must stay where
@@ -168,7 +175,10 @@ class H264ReconCore {
   // behind the intra wavefront's progress (job.mbs_by_rows, intra_progress given), or behind
   // the reconstruction's kernels (intra_progress null) bands of kLaterBandRows where the
   // caller takes them by rows later (job.mbs_later), else one band of the whole frame.
-  Status download_rows(const h264::ReconJob& job, const unsigned* intra_progress, bool direct);
+  // With `bits`, the macroblocks' bits go down instead (mb_bits()), made first on rows_.
+  Status download_rows(const h264::ReconJob& job, const unsigned* intra_progress, bool direct, bool bits);
+  // mb_bits()'s fallback: the macroblocks the last run() kept on the device, into its job.mbs now.
+  Status download_macroblocks_now();
   // Waits for load_device_source()'s download of the host copy and completes it (copy false:
   // drops it).
   Status complete_source(bool copy = true);
@@ -248,6 +258,13 @@ class H264ReconCore {
   h264::Macroblock* rows_dst_ = nullptr;
   bool rows_direct_ = false;
   int band_rows_ = kBandRows;  // rows of a band: kBandRows, kLaterBandRows or the whole frame
+  // The macroblocks' bits (download_rows with bits): on the device, and on the host the
+  // refusal word (a macroblock I_PCM or too long), the lengths, the words, 256-byte aligned.
+  DeviceBuffer bits_dev_;
+  PinnedBuffer bits_host_;
+  size_t bits_lens_at_ = 0, bits_words_at_ = 0;
+  bool bits_run_ = false, bits_valid_ = false;
+  h264::MbBitsView bits_view_;
   PinnedBuffer decisions_host_;  // the job's decisions, packed (kDecisionBytes each)
   const h264::Macroblock* packed_mbs_ = nullptr;  // decisions_packed(): whose they are
   int packed_count_ = 0, packed_intra_ = 0;

@@ -126,6 +126,7 @@ class FaultyReconstructor final : public gvc::h264::FrameReconstructor {
   RunTimes last_run_times () const override { return inner_->last_run_times (); }
   gvc::Status wait_rows (int rows) override { return inner_->wait_rows (rows); }
   bool rows_later () const override { return inner_->rows_later (); }
+  const gvc::h264::MbBitsView *mb_bits () const override { return inner_->mb_bits (); }
   gvc::Status finish () override { return inner_->finish (); }
   gvc::Status finish_for_analysis () override {
     return inner_->finish_for_analysis ();

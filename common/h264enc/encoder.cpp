@@ -234,13 +234,19 @@ Status Encoder::start_held_entropy() {
   if (!held_.present) return Status();
   held_.present = false;
   held_rows_ = std::make_unique<Progress>();  // the last frame's coding is done (entropy_ is idle)
+  held_bits_ = MbBitsView();
   entropy_.push([this, sh = held_.sh, num_refs = held_.num_refs, rows = held_rows_.get()] {
-    code_slices(coded_mbs_, sh, num_refs, pending_, rows);
+    code_slices(coded_mbs_, sh, num_refs, pending_, rows, &held_bits_);
     pending_.present = true;
   });
   Status st;
   for (int r = 1; r <= mb_height_ && st.ok(); r++) {
     st = recon_->wait_rows(r);
+    if (st.ok() && r == 1)
+      if (const MbBitsView* bits = recon_->mb_bits()) {  // read by the coding once row 1 shows
+        held_bits_ = *bits;
+        bits_frames_++;
+      }
     if (st.ok()) held_rows_->set(r);
   }
   if (st.ok()) return Status();
@@ -459,6 +465,7 @@ Status Encoder::encode_frame(const FrameIn& in, bool force_idr, EncodedFrame& ou
   job.deblock_params.beta_offset = 2 * params_.deblock.beta_offset_div2;
   job.mbs_by_rows = !pipelined_;  // entropy coding follows the rows here (below)
   job.mbs_later = pipelined_;     // the next encode() completes them (start_held_entropy)
+  job.mb_bits = pipelined_;       // or hands over their bits
   Status st = recon_->run(job);
   if (!st.ok()) return Status::error(std::string("reconstruction failed: ") + st.message());
 
@@ -525,7 +532,7 @@ Status Encoder::encode_frame(const FrameIn& in, bool force_idr, EncodedFrame& ou
 }
 
 void Encoder::code_slices(const std::vector<Macroblock>& mbs, const SliceHeader& sh, int num_refs,
-                          EncodedFrame& out, const Progress* rows_ready) {
+                          EncodedFrame& out, const Progress* rows_ready, const MbBitsView* bits) {
   auto clock = std::chrono::steady_clock::now();
   double cpu = 0;
   cpu_ms_since(cpu, cpu_times_);
@@ -543,7 +550,7 @@ void Encoder::code_slices(const std::vector<Macroblock>& mbs, const SliceHeader&
     slices[size_t(slice)] = SliceOut{slice_first(slice), slice_first(slice + 1), &slice_bits[size_t(slice)]};
   }
   write_slices_data(mbs.data(), mb_width_, mb_height_, slices.data(), params_.slices, !sh.idr, num_refs, 0,
-                    rows_ready, &out.stats);
+                    rows_ready, &out.stats, bits);
   for (BitWriter& sw : slice_bits) {
     sw.rbsp_trailing_bits();
     write_annexb_nal(out.annexb, sh.nal_ref_idc, sh.idr ? NalUnitType::kSliceIdr : NalUnitType::kSliceNonIdr,

@@ -108,8 +108,12 @@ class Encoder {
   // Which reconstruction stage runs ("cpu" or the backend's).
   const char* reconstructor_name() const { return recon_ ? recon_->name() : ""; }
   // The last frame's macroblocks in raster order (pipelined, complete once the next encode()
-  // or drain() has returned).
+  // or drain() has returned; when its slices came from the reconstructor's bits, only their
+  // decisions: bits_frames()).
   const std::vector<Macroblock>& macroblocks() const { return coded_mbs_; }
+  // Pipelined: the frames whose slices were joined from the bits the reconstructor made
+  // (FrameReconstructor::mb_bits) instead of written from their levels here.
+  int bits_frames() const { return bits_frames_; }
 
  private:
   void load_source(const FrameIn& in);
@@ -126,7 +130,7 @@ class Encoder {
   // Stage 3: the CAVLC slices of the frame whose macroblocks are `mbs`, appended to
   // out.annexb, with out.stats and out.times.entropy; rows_ready as write_slices_data's.
   void code_slices(const std::vector<Macroblock>& mbs, const SliceHeader& sh, int num_refs, EncodedFrame& out,
-                   const Progress* rows_ready = nullptr);
+                   const Progress* rows_ready = nullptr, const MbBitsView* bits = nullptr);
   DecideFlags decide_flags() const;
   // Pipelined: starts the held frame's entropy coding on entropy_, into pending_, and completes
   // its macroblocks (FrameReconstructor::wait_rows) by rows meanwhile, handing each row to the
@@ -176,6 +180,10 @@ class Encoder {
   // The held frame's rows of coded_mbs_ complete, for its entropy coding (a new count each
   // frame: a Progress only grows).
   std::unique_ptr<Progress> held_rows_;
+  // The held frame's bits (FrameReconstructor::mb_bits), set before its first row shows in
+  // held_rows_; no words: its coded_mbs_ hold the levels.
+  MbBitsView held_bits_;
+  int bits_frames_ = 0;
   EncodedFrame pending_;  // pipelined: the frame the entropy thread codes (or coded)
   JobThread entropy_;     // last: destroyed first, finishing its job
 };

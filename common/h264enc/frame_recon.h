@@ -15,6 +15,7 @@
 #include "common/h264enc/deblock.h"
 #include "common/h264enc/intra_prep.h"
 #include "common/h264enc/macroblock.h"
+#include "common/h264enc/mb_layer_bits.h"
 #include "common/h264enc/mc.h"
 #include "common/h264enc/picture.h"
 #include "common/h264enc/satd_cache.h"
@@ -59,6 +60,11 @@ struct ReconJob {
   // completes them: a caller with other work first (the frame-level pipeline, whose next
   // frame's analysis does not read them) need not wait for them to come down.
   bool mbs_later = false;
+  // With mbs_later: run() may hand over each coded macroblock's macroblock_layer() bits
+  // (mb_bits()) instead of completing job.mbs's levels (an implementation that makes them
+  // where the levels are, the GPU's, so that only the bits come down and the entropy coding
+  // joins them).
+  bool mb_bits = false;
 };
 
 struct DecideJob {
@@ -208,6 +214,11 @@ class FrameReconstructor {
   // Whether the last run() returned before its job.mbs were complete (job.mbs_by_rows taken
   // up, or job.mbs_later).
   virtual bool rows_later() const { return false; }
+  // After a run() with job.mb_bits, once wait_rows(1) has returned: the macroblocks' bits that
+  // stand for job.mbs's levels (valid until the next run()), or null: job.mbs are complete, as
+  // without job.mb_bits (the CPU's; and a device's picture with an I_PCM macroblock, or one
+  // too long for its bits' room).
+  virtual const MbBitsView* mb_bits() const { return nullptr; }
   // Completes the last run() and load_device_source() (nothing to do for the CPU's).
   virtual Status finish() { return Status(); }
   // The motion search's predictors of the next frame (me_predictor.h over the last run()'s

@@ -30,8 +30,14 @@ struct Piece {
 
 // Writes the piece into `bw`, which starts `offset` bits into a byte (what the
 // pcm_alignment_zero_bits count from).
+// The first `len` bits of words, most significant first.
+void put_words(BitWriter& bw, const uint32_t* words, int len) {
+  for (; len >= 32; len -= 32) bw.put_bits(32, *words++);
+  if (len > 0) bw.put_bits(len, *words >> (32 - len));
+}
+
 void write_piece(Piece& pc, const Macroblock* mbs, int mb_width, int mb_height, bool p_slice,
-                 int num_ref_idx_active, int offset, BitWriter& bw) {
+                 int num_ref_idx_active, int offset, BitWriter& bw, const MbBitsView* bits = nullptr) {
   const MbMap map{mbs, mb_width, mb_height, pc.slice};
   bw.put_bits(offset, 0);
   int skip_run = 0;
@@ -40,12 +46,18 @@ void write_piece(Piece& pc, const Macroblock* mbs, int mb_width, int mb_height, 
   n = MbCounts();
   for (int addr = pc.first; addr < pc.end; addr++) {
     const Macroblock& mb = mbs[addr];
-    n.mb_type[int(mb.type)]++;
-    if (!is_intra(mb.type))
+    // With bits, `mbs` hold the decisions: a P_Skip candidate the reconstruction coded
+    // (finish_skip_candidate) is P_L0_16x16 there, and has bits (a coded macroblock has some).
+    const MbType type = !bits ? mb.type
+                        : bits->lens[addr] == 0 ? MbType::PSkip
+                        : mb.type == MbType::PSkip ? MbType::PL0_16x16
+                                                   : mb.type;
+    n.mb_type[int(type)]++;
+    if (!is_intra(type))
       for (int i = 0; i < 4; i++) n.ref_idx[mb.ref_idx[i]]++;
-    if (mb.type == MbType::P8x8)
+    if (type == MbType::P8x8)
       for (int i = 0; i < 4; i++) n.sub_mb_type[mb.sub_mb_type[i]]++;
-    if (mb.type == MbType::PSkip) {
+    if (type == MbType::PSkip) {
       skip_run++;
       continue;
     }
@@ -55,8 +67,11 @@ void write_piece(Piece& pc, const Macroblock* mbs, int mb_width, int mb_height, 
       bw.put_ue(uint32_t(skip_run));  // mb_skip_run
     skip_run = 0;
     coded = true;
-    has_pcm |= mb.type == MbType::IPcm;
-    write_macroblock(bw, map, addr % mb_width, addr / mb_width, p_slice, num_ref_idx_active);
+    has_pcm |= type == MbType::IPcm;
+    if (bits)
+      put_words(bw, bits->words + size_t(addr) * size_t(bits->words_per_mb), bits->lens[addr]);
+    else
+      write_macroblock(bw, map, addr % mb_width, addr / mb_width, p_slice, num_ref_idx_active);
   }
   if (!coded) pc.lead_skip = skip_run;
   pc.trail_skip = skip_run;
@@ -68,7 +83,7 @@ void write_piece(Piece& pc, const Macroblock* mbs, int mb_width, int mb_height, 
 
 void write_slices_data(const Macroblock* mbs, int mb_width, int mb_height, const SliceOut* slices,
                        int num_slices, bool p_slice, int num_ref_idx_active, int threads,
-                       const Progress* rows_ready, MbCounts* counts) {
+                       const Progress* rows_ready, MbCounts* counts, const MbBitsView* bits) {
   if (counts) *counts = MbCounts();
   // Pieces end at row ends and slice ends.
   std::vector<Piece> pieces;
@@ -90,7 +105,8 @@ void write_slices_data(const Macroblock* mbs, int mb_width, int mb_height, const
   auto write = [&](size_t i) {
     if (rows_ready) rows_ready->wait_for((pieces[i].end - 1) / mb_width + 1);  // its row (pieces start in order)
     BitWriter bw;
-    write_piece(pieces[i], mbs, mb_width, mb_height, p_slice, num_ref_idx_active, 0, bw);
+    write_piece(pieces[i], mbs, mb_width, mb_height, p_slice, num_ref_idx_active, 0, bw,
+                bits && bits->words ? bits : nullptr);
     pieces[i].bw = std::move(bw);
   };
   if (threads > 0) {  // exactly this many threads of their own (tests)

@@ -5,6 +5,7 @@
 
 #include "common/bitstream/bitwriter.h"
 #include "common/h264enc/macroblock.h"
+#include "common/h264enc/mb_layer_bits.h"
 #include "common/util/progress.h"
 
 namespace gvc::h264 {
@@ -41,8 +42,13 @@ struct SliceOut {
 // from the GPU's intra wavefront): each piece waits for its row, so the first rows are
 // written while the last are still being reconstructed. `counts`, if set, receives the slices'
 // macroblocks counted as the pieces go through them (no pass of its own over the picture).
+// `bits`, if set and holding words once a piece's row is ready (so it may be filled before the
+// first row shows), gives each coded macroblock's macroblock_layer(): `mbs` then need only the
+// decisions (type, ref_idx, sub_mb_type, slice_id), and none is I_PCM; a macroblock without
+// bits is P_Skip (a P_Skip candidate with bits, P_L0_16x16: finish_skip_candidate).
 void write_slices_data(const Macroblock* mbs, int mb_width, int mb_height, const SliceOut* slices,
                        int num_slices, bool p_slice, int num_ref_idx_active, int threads = 0,
-                       const Progress* rows_ready = nullptr, MbCounts* counts = nullptr);
+                       const Progress* rows_ready = nullptr, MbCounts* counts = nullptr,
+                       const MbBitsView* bits = nullptr);
 
 }  // namespace gvc::h264

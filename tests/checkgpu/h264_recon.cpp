@@ -165,6 +165,72 @@ std::vector<Case> cases() {
 
 INSTANTIATE_TEST_SUITE_P(H264, H264ReconCheck, testing::ValuesIn(cases()), case_name);
 
+// Pipelined, the CUDA backend hands the entropy coding each macroblock's bits made on the GPU
+// (mb_layer_bits.h) instead of its levels: the access units equal the CPU backend's, those
+// bits used wherever the picture has no I_PCM macroblock and none longer than their room
+// (noise at QP 0 has both: the levels come down then, and the bits go unread).
+TEST(H264MbBits, PipelinedStreamEqualsTheCpus) {
+  gvc::Backend* be = cuda_backend();
+  if (!be) GTEST_SKIP() << "no CUDA device: " << no_cuda_reason();
+  if (elephants().pix.empty()) GTEST_SKIP() << "no real test content (GVC_ELEPHANTS)";
+  const Case cases[] = {
+      {352, 288, 6, 26, 2, 3, true, Content::Real},  {1920, 1080, 4, 22, 1, 1, true, Content::Real},
+      {176, 144, 5, 51, 1, 1, true, Content::Real},  {176, 144, 4, 0, 1, 1, true, Content::Noise},
+      {720, 528, 4, 10, 4, 2, false, Content::Real},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(case_name({c, 0}));
+    EncoderParams p;
+    p.width = c.w;
+    p.height = c.h;
+    p.rc.qp = c.qp;
+    p.ref_frames = c.refs;
+    p.slices = c.slices;
+    p.deblock.enabled = c.deblock;
+    p.keyint_max = 3;  // an IDR inside the run too
+    Encoder cpu, gpu;
+    ASSERT_TRUE(cpu.init(p).ok());
+    gvc::Status st = gpu.init(p, be);
+    ASSERT_TRUE(st.ok()) << st.message();
+    ASSERT_TRUE(cpu.set_pipelined(true).ok());
+    ASSERT_TRUE(gpu.set_pipelined(true).ok());
+    std::mt19937_64 rng = rng_for(case_name({c, 0}));
+    int units = 0;
+    for (int i = 0; i <= c.frames; i++) {
+      EncodedFrame a, b;
+      if (i < c.frames) {
+        std::vector<uint8_t> f = make_frame(c, i, rng);
+        FrameIn in;
+        in.plane[0] = f.data();
+        in.plane[1] = f.data() + size_t(c.w) * c.h;
+        in.plane[2] = in.plane[1] + size_t(c.w / 2) * (c.h / 2);
+        in.stride[0] = c.w;
+        in.stride[1] = in.stride[2] = c.w / 2;
+        ASSERT_TRUE(cpu.encode(in, false, a).ok());
+        st = gpu.encode(in, false, b);
+        ASSERT_TRUE(st.ok()) << st.message();
+      } else {
+        ASSERT_TRUE(cpu.drain(a).ok());
+        st = gpu.drain(b);
+        ASSERT_TRUE(st.ok()) << st.message();
+      }
+      ASSERT_EQ(a.present, b.present) << "frame " << i;
+      if (!a.present) continue;
+      units++;
+      ASSERT_EQ(a.annexb, b.annexb) << "access unit " << units - 1 << ": bitstreams differ";
+    }
+    EXPECT_EQ(units, c.frames);
+    EXPECT_EQ(cpu.bits_frames(), 0);
+    RecordProperty("bits_frames_" + case_name({c, 0}), gpu.bits_frames());
+    if (c.content == Content::Noise)
+      EXPECT_LT(gpu.bits_frames(), c.frames) << "I_PCM macroblocks must take the levels";
+    else if (c.qp >= 22)
+      EXPECT_EQ(gpu.bits_frames(), c.frames) << "every frame's slices from the GPU's bits";
+    else
+      EXPECT_GT(gpu.bits_frames(), 0);
+  }
+}
+
 // Frames in device memory (as a GstCudaMemory gives them: pitched, I420 or NV12) give the
 // bitstream and reconstruction the same frames give from host memory, sizes that are not
 // whole macroblocks included (the edge is repeated on the device as on the host).

@@ -15,6 +15,7 @@
 #include "common/bitstream/bitwriter.h"
 #include "common/h264enc/cavlc.h"
 #include "common/h264enc/cavlc_bits.h"
+#include "common/h264enc/mb_layer_bits.h"
 #include "common/h264enc/recon_mb.h"
 
 namespace gvc::h264 {
@@ -367,6 +368,68 @@ TEST(CavlcWriter, MacroblocksEqualTheSyntaxWalk) {
     }
     ASSERT_EQ(bits_of(bw), r.s) << "trial " << trial;
   }
+}
+
+// put_mb_layer (mb_layer_bits.h, the code the GPU runs) gives write_macroblock's bits for every
+// coded macroblock but I_PCM (refused) and none for P_Skip; a string longer than its capacity
+// says so and keeps its first words.
+TEST(CavlcWriter, MacroblockBitStringsEqualTheWriter) {
+  std::mt19937 rng(21);
+  const MbType types[8] = {MbType::I4x4,      MbType::I16x16,   MbType::IPcm,     MbType::PL0_16x16,
+                           MbType::PSkip,     MbType::PL0_16x8, MbType::PL0_8x16, MbType::P8x8};
+  auto string_of = [](const uint32_t* words, int len) {
+    std::string s;
+    for (int i = 0; i < len; i++) s += char('0' + ((words[i / 32] >> (31 - i % 32)) & 1));
+    return s;
+  };
+  int coded = 0, overflows = 0;
+  for (int trial = 0; trial < 200; trial++) {
+    const int w = 1 + int(rng() % 7), h = 1 + int(rng() % 5);
+    const bool p_slice = rng() % 3 != 0;
+    const int num_refs = p_slice ? 1 + int(rng() % 4) : 1;
+    std::vector<Macroblock> mbs;
+    int slice = 0;
+    for (int i = 0; i < w * h; i++) {
+      if (i && rng() % 6 == 0) slice++;
+      const MbType t = types[p_slice ? rng() % 8 : rng() % 3];
+      mbs.push_back(random_macroblock(rng, t, num_refs));
+      mbs.back().slice_id = uint16_t(slice);
+    }
+    for (int i = 0; i < w * h; i++) {
+      const MbMap map{mbs.data(), w, h, mbs[size_t(i)].slice_id};
+      const MbType type = mbs[size_t(i)].type;
+      std::vector<uint32_t> words(512, 0xdeadbeefu);
+      MbBitString out(words.data(), 512);
+      const bool written = put_mb_layer(out, map, i % w, i / w, p_slice, num_refs);
+      const int len = out.finish();
+      if (type == MbType::IPcm) {
+        EXPECT_FALSE(written) << "trial " << trial << ", macroblock " << i;
+        continue;
+      }
+      ASSERT_TRUE(written) << "trial " << trial << ", macroblock " << i;
+      if (type == MbType::PSkip) {
+        EXPECT_EQ(len, 0);
+        continue;
+      }
+      BitWriter bw;
+      write_macroblock(bw, map, i % w, i / w, p_slice, num_refs);
+      ASSERT_FALSE(out.overflowed());
+      ASSERT_EQ(string_of(words.data(), len), bits_of(bw)) << "trial " << trial << ", macroblock " << i << " type "
+                                                          << int(type);
+      coded++;
+      // the same into 2 words: only a string of at most 64 bits fits
+      uint32_t few[3] = {0, 0, 0x12345678u};
+      MbBitString small(few, 2);
+      put_mb_layer(small, map, i % w, i / w, p_slice, num_refs);
+      EXPECT_EQ(small.finish(), len);
+      EXPECT_EQ(small.overflowed(), len > 64);
+      EXPECT_EQ(few[2], 0x12345678u) << "written past the capacity";
+      EXPECT_EQ(string_of(few, std::min(len, 64)), bits_of(bw).substr(0, size_t(std::min(len, 64))));
+      overflows += small.overflowed();
+    }
+  }
+  EXPECT_GT(coded, 500);
+  EXPECT_GT(overflows, 100);
 }
 
 // kTokenZerosMaxLen and its chroma DC version, from the code tables.

@@ -10,6 +10,8 @@
 
 #include "common/h264enc/cavlc.h"
 #include "common/h264enc/encoder.h"
+#include "common/h264enc/frame_recon.h"
+#include "common/h264enc/mb_layer_bits.h"
 #include "common/h264enc/slice_data.h"
 #include "common/util/progress.h"
 
@@ -156,6 +158,73 @@ TEST(SliceData, PiecesWaitForTheirRows) {
     }
   }
   EXPECT_GT(skip, 0) << "no P_Skip macroblock: the skip runs across pieces are untested";
+}
+
+// The macroblocks' bits made elsewhere (MbBitsView, the CUDA backend's, here put_mb_layer on the
+// CPU) stand for their levels: with only the decisions in `mbs` (everything after them
+// scrambled, and P_L0_16x16 macroblocks given back their decision's P_Skip as a coded skip
+// candidate has it) the slices and counts are those the levels give. I and P frames, two
+// references, three slices.
+TEST(SliceData, BitsStandForTheLevels) {
+  const int w = 176, h = 144, mb_w = w / 16, mb_h = h / 16, slices = 3, kWords = 100;
+  std::mt19937 rng(11);
+  std::vector<uint8_t> frame(size_t(w) * h * 3 / 2);
+  EncoderParams p;
+  p.width = w;
+  p.height = h;
+  p.rc.qp = 24;
+  p.slices = slices;
+  p.ref_frames = 2;
+  Encoder enc;
+  ASSERT_TRUE(enc.init(p).ok());
+  int candidates = 0, skips = 0;
+  for (int f = 0; f < 4; f++) {
+    if (f == 0)  // noise on a ramp; then new noise in the first rows only (the rest P_Skip)
+      for (size_t i = 0; i < frame.size(); i++) frame[i] = uint8_t((i % 97) + rng() % 32);
+    else
+      for (size_t i = 0; i < size_t(w) * 40; i++) frame[i] = uint8_t(rng());
+    FrameIn in{{frame.data(), frame.data() + w * h, frame.data() + w * h * 5 / 4}, {w, w / 2, w / 2}};
+    EncodedFrame out;
+    ASSERT_TRUE(enc.encode(in, false, out).ok());
+    const std::vector<Macroblock>& mbs = enc.macroblocks();
+    const bool p_slice = !out.idr;
+    const int refs = out.stats.num_ref_idx_active;
+    std::vector<uint32_t> words(mbs.size() * kWords);
+    std::vector<uint16_t> lens(mbs.size());
+    std::vector<Macroblock> decisions(mbs.size());
+    for (size_t i = 0; i < mbs.size(); i++) {
+      ASSERT_NE(mbs[i].type, MbType::IPcm);
+      MbBitString bits(&words[i * kWords], kWords);
+      ASSERT_TRUE(put_mb_layer(bits, MbMap{mbs.data(), mb_w, mb_h, mbs[i].slice_id}, int(i) % mb_w, int(i) / mb_w,
+                               p_slice, refs));
+      lens[i] = uint16_t(bits.finish());
+      ASSERT_FALSE(bits.overflowed());
+      std::memset(static_cast<void*>(&decisions[i]), 0x5a, sizeof(Macroblock));
+      std::memcpy(static_cast<void*>(&decisions[i]), &mbs[i], kDecisionBytes);
+      if (mbs[i].type == MbType::PL0_16x16 && i % 2 == 0) {
+        decisions[i].type = MbType::PSkip;
+        candidates++;
+      }
+      skips += mbs[i].type == MbType::PSkip;
+    }
+    const MbBitsView view{words.data(), lens.data(), kWords};
+    std::vector<BitWriter> from_bits(slices), from_levels(slices);
+    std::vector<SliceOut> outs_bits(slices), outs_levels(slices);
+    for (int s = 0; s < slices; s++) {
+      const int first = mb_w * mb_h * s / slices, end = mb_w * mb_h * (s + 1) / slices;
+      outs_bits[size_t(s)] = SliceOut{first, end, &from_bits[size_t(s)]};
+      outs_levels[size_t(s)] = SliceOut{first, end, &from_levels[size_t(s)]};
+    }
+    MbCounts counts_bits, counts_levels;
+    write_slices_data(mbs.data(), mb_w, mb_h, outs_levels.data(), slices, p_slice, refs, 4, nullptr, &counts_levels);
+    write_slices_data(decisions.data(), mb_w, mb_h, outs_bits.data(), slices, p_slice, refs, 4, nullptr, &counts_bits,
+                      &view);
+    for (int s = 0; s < slices; s++)
+      EXPECT_EQ(from_bits[size_t(s)].bytes(), from_levels[size_t(s)].bytes()) << "frame " << f << ", slice " << s;
+    EXPECT_EQ(0, std::memcmp(&counts_bits, &counts_levels, sizeof counts_bits)) << "frame " << f;
+  }
+  EXPECT_GT(candidates, 0) << "no coded skip candidate stood in";
+  EXPECT_GT(skips, 0) << "no P_Skip macroblock";
 }
 
 }  // namespace
