@@ -158,8 +158,7 @@ class FrameReconstructor {
   // loads a host frame), and into `src` (the host copy the decision reads), which may be
   // completed later, by the next decide(): until then `src` must stay where it is and nothing
   // may read it. The frame `in` itself is read before it returns: the caller may let it go
-  // then (an element unmaps its input buffer). Only an
-  // implementation on that device can.
+  // then (an element unmaps its input buffer). Only an implementation on that device can.
   virtual Status load_device_source(const FrameIn& in, int width, int height, Picture& src,
                                     PlaneView out[3]) {
     (void)in, (void)width, (void)height, (void)src, (void)out;

@@ -4,7 +4,10 @@
 // neighbour contexts (cavlc_bits.h), from code a GPU thread can run: the reconstruction, which
 // holds every macroblock's levels and those of its neighbours, can hand the host the coded
 // macroblocks' bits instead of their levels. I_PCM macroblocks are left out (their
-// pcm_alignment_zero_bits depend on where the macroblock lands in the slice).
+// pcm_alignment_zero_bits depend on where the macroblock lands in the slice). The CPU's writer
+// keeps its own, faster code (SSE masks, precomputed run codes); residual_block_bits
+// (cavlc_bits.h) counts what put_residual_block writes. cavlc_test.cpp holds all three to the
+// same bits.
 #pragma once
 
 #include <cstdint>

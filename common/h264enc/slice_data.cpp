@@ -28,14 +28,14 @@ struct Piece {
   BitWriter bw;
 };
 
-// Writes the piece into `bw`, which starts `offset` bits into a byte (what the
-// pcm_alignment_zero_bits count from).
 // The first `len` bits of words, most significant first.
 void put_words(BitWriter& bw, const uint32_t* words, int len) {
   for (; len >= 32; len -= 32) bw.put_bits(32, *words++);
   if (len > 0) bw.put_bits(len, *words >> (32 - len));
 }
 
+// Writes the piece into `bw`, which starts `offset` bits into a byte (what the
+// pcm_alignment_zero_bits count from); with `bits`, the coded macroblocks' bits from there.
 void write_piece(Piece& pc, const Macroblock* mbs, int mb_width, int mb_height, bool p_slice,
                  int num_ref_idx_active, int offset, BitWriter& bw, const MbBitsView* bits = nullptr) {
   const MbMap map{mbs, mb_width, mb_height, pc.slice};
