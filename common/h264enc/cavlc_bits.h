@@ -1,4 +1,4 @@
-// cavlc_bits.h: CAVLC neighbour contexts (nC, predicted Intra_4x4 mode) and code lengths, shared by CPU and CUDA
+// cavlc_bits.h: CAVLC neighbour contexts (nC, predicted Intra_4x4 mode), residual blocks as bit strings and code lengths, shared by CPU and CUDA
 //
 // The reconstruction stage (recon_mb.h) needs the exact length of an intra macroblock's
 // macroblock_layer() to choose I_PCM, on the GPU as on the CPU; the writer (cavlc.cpp) uses
@@ -83,9 +83,78 @@ GVC_HD int predict_i4_mode(const MbMap& map, int mx, int my, int blk) {
 // Bits of the I4x4 prediction mode syntax: 1 when it equals the predicted mode, else 4.
 GVC_HD int i4_mode_bits(int mode, int pred) { return mode == pred ? 1 : 4; }
 
-// Length of residual_block_cavlc() of `max_num_coeff` levels in scan order with nC `nc`
-// (-1: chroma DC), exactly as write_residual_block writes it.
-GVC_HD int residual_block_bits(const int16_t* levels, int max_num_coeff, int nc) {
+// Most significant bit first into words[0, capacity); a string longer than the capacity
+// keeps counting its length but stores nothing more (overflowed(); capacity 0: a count alone).
+class MbBitString {
+ public:
+  GVC_HD MbBitString(uint32_t* words, int capacity_words) : words_(words), capacity_(capacity_words) {}
+  // The n (0..32) low bits of `value`, which has no others set.
+  GVC_HD void put(int n, uint32_t value) {
+    if (n == 0) return;
+    acc_ = acc_ << n | value;
+    fill_ += n;
+    len_ += n;
+    if (fill_ >= 32) {
+      fill_ -= 32;
+      store(uint32_t(acc_ >> fill_));
+    }
+  }
+  GVC_HD void put_ue(uint32_t v) {  // ue(v) (9.1)
+    const uint32_t code = v + 1;
+    int n = 0;
+    for (uint32_t c = code; c > 1; c >>= 1) n++;
+    put(n, 0);
+    put(n + 1, code);
+  }
+  GVC_HD void put_se(int v) { put_ue(v > 0 ? uint32_t(2 * v - 1) : uint32_t(-2 * v)); }
+  // The last bits into the last word (left-aligned, zeros after them). Returns the length.
+  GVC_HD int finish() {
+    if (fill_ > 0) store(uint32_t(acc_ << (32 - fill_)));
+    fill_ = 0;
+    return len_;
+  }
+  GVC_HD int length() const { return len_; }
+  GVC_HD bool overflowed() const { return len_ > 32 * capacity_; }
+
+ private:
+  GVC_HD void store(uint32_t w) {
+    if (stored_ < capacity_) words_[stored_] = w;
+    stored_++;
+  }
+  uint32_t* words_;
+  int capacity_;
+  int stored_ = 0;
+  uint64_t acc_ = 0;  // the low fill_ bits not stored yet (the bits above them are stale)
+  int fill_ = 0;
+  int len_ = 0;
+};
+
+// level_prefix, its stop bit and level_suffix of levelCode with suffixLength (9.2.2.1).
+GVC_HD void put_level_code(MbBitString& out, int level_code, int suffix_length) {
+  int prefix, suffix_size, suffix;
+  if (suffix_length == 0) {
+    if (level_code < 14) {
+      prefix = level_code, suffix_size = 0, suffix = 0;
+    } else if (level_code < 30) {
+      prefix = 14, suffix_size = 4, suffix = level_code - 14;
+    } else {
+      prefix = 15, suffix_size = 12, suffix = level_code - 30;
+    }
+  } else if (level_code < (15 << suffix_length)) {
+    prefix = level_code >> suffix_length;
+    suffix_size = suffix_length;
+    suffix = level_code & ((1 << suffix_length) - 1);
+  } else {
+    prefix = 15, suffix_size = 12, suffix = level_code - (15 << suffix_length);
+  }
+  out.put(prefix, 0);
+  out.put(1, 1);
+  out.put(suffix_size, uint32_t(suffix));
+}
+
+// residual_block_cavlc() of levels[0, max_num_coeff) in scan order with nC `nc` (-1: chroma
+// DC), as write_residual_block.
+GVC_HD void put_residual_block(MbBitString& out, const int16_t* levels, int max_num_coeff, int nc) {
   int level[16], run[16];
   int total_coeff = 0, last = -1;
   for (int i = max_num_coeff - 1; i >= 0; i--) {
@@ -101,36 +170,40 @@ GVC_HD int residual_block_bits(const int16_t* levels, int max_num_coeff, int nc)
   int trailing_ones = 0;
   while (trailing_ones < total_coeff && trailing_ones < 3 && iabs(level[trailing_ones]) == 1) trailing_ones++;
   const int token = 4 * total_coeff + trailing_ones;
-  int bits = nc < 0 ? GVC_T(kCoeffTokenChromaDc)[token].len
-                    : GVC_T(kCoeffToken)[nc < 2 ? 0 : nc < 4 ? 1 : nc < 8 ? 2 : 3][token].len;
-  if (!total_coeff) return bits;
-  bits += trailing_ones;
+  const Vlc t = nc < 0 ? GVC_T(kCoeffTokenChromaDc)[token]
+                       : GVC_T(kCoeffToken)[nc < 2 ? 0 : nc < 4 ? 1 : nc < 8 ? 2 : 3][token];
+  out.put(t.len, t.bits);
+  if (!total_coeff) return;
+  for (int i = 0; i < trailing_ones; i++) out.put(1, level[i] < 0 ? 1u : 0u);  // trailing_ones_sign_flag
   int suffix_length = (total_coeff > 10 && trailing_ones < 3) ? 1 : 0;
   for (int i = trailing_ones; i < total_coeff; i++) {
     const int v = level[i];
     int level_code = v > 0 ? 2 * v - 2 : -2 * v - 1;
     if (i == trailing_ones && trailing_ones < 3) level_code -= 2;
-    // level_prefix + 1 stop bit + level_suffix (9.2.2.1), as write_level_code
-    if (suffix_length == 0)
-      bits += level_code < 14 ? level_code + 1 : level_code < 30 ? 15 + 4 : 16 + 12;
-    else if (level_code < (15 << suffix_length))
-      bits += (level_code >> suffix_length) + 1 + suffix_length;
-    else
-      bits += 16 + 12;
+    put_level_code(out, level_code, suffix_length);
     if (suffix_length == 0) suffix_length = 1;
     if (iabs(v) > (3 << (suffix_length - 1)) && suffix_length < 6) suffix_length++;
   }
   if (total_coeff < max_num_coeff) {
     const int total_zeros = last + 1 - total_coeff;
-    bits += max_num_coeff == 4 ? GVC_T(kTotalZerosChromaDc)[total_coeff - 1][total_zeros].len
-                               : GVC_T(kTotalZeros)[total_coeff - 1][total_zeros].len;
+    const Vlc tz = max_num_coeff == 4 ? GVC_T(kTotalZerosChromaDc)[total_coeff - 1][total_zeros]
+                                      : GVC_T(kTotalZeros)[total_coeff - 1][total_zeros];
+    out.put(tz.len, tz.bits);
     int zeros_left = total_zeros;
     for (int i = 0; i < total_coeff - 1 && zeros_left > 0; i++) {
-      bits += GVC_T(kRunBefore)[(zeros_left < 7 ? zeros_left : 7) - 1][run[i]].len;
+      const Vlc rb = GVC_T(kRunBefore)[(zeros_left < 7 ? zeros_left : 7) - 1][run[i]];
+      out.put(rb.len, rb.bits);
       zeros_left -= run[i];
     }
   }
-  return bits;
+}
+
+// Length of residual_block_cavlc() of `max_num_coeff` levels in scan order with nC `nc`
+// (-1: chroma DC), exactly as write_residual_block writes it: put_residual_block's, counted.
+GVC_HD int residual_block_bits(const int16_t* levels, int max_num_coeff, int nc) {
+  MbBitString count(nullptr, 0);
+  put_residual_block(count, levels, max_num_coeff, nc);
+  return count.length();
 }
 
 // Length of macroblock_layer() of the coded Intra_16x16 or Intra_4x4 macroblock at (mx, my)
