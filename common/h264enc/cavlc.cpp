@@ -52,27 +52,12 @@ inline uint32_t nonzero_mask(const int16_t* levels, int n) {
 inline int highest_bit(uint32_t m) { return 31 - __builtin_clz(m); }
 
 // level_prefix, its stop bit and level_suffix of one levelCode with the current suffixLength
-// (9.2.2.1), as one code: at most 15 zeros, the one and a 12-bit suffix. suffix < 4096 holds
-// because |level| <= kMaxLevel (transform.h). Returns the code with a one above its highest bit.
+// (level_code_parts, cavlc_bits.h) as one code: at most 15 zeros, the one and a 12-bit suffix.
+// Returns the code with a one above its highest bit.
 uint32_t level_code_bits(int level_code, int suffix_length) {
-  int prefix, suffix_size, suffix;
-  if (suffix_length == 0) {
-    if (level_code < 14) {
-      prefix = level_code, suffix_size = 0, suffix = 0;
-    } else if (level_code < 30) {
-      prefix = 14, suffix_size = 4, suffix = level_code - 14;
-    } else {
-      prefix = 15, suffix_size = 12, suffix = level_code - 30;
-    }
-  } else if (level_code < (15 << suffix_length)) {
-    prefix = level_code >> suffix_length;
-    suffix_size = suffix_length;
-    suffix = level_code & ((1 << suffix_length) - 1);
-  } else {
-    prefix = 15, suffix_size = 12, suffix = level_code - (15 << suffix_length);
-  }
-  const int len = prefix + 1 + suffix_size;
-  return 1u << len | 1u << suffix_size | uint32_t(suffix);
+  const LevelCode c = level_code_parts(level_code, suffix_length);
+  const int len = c.prefix + 1 + c.suffix_size;
+  return 1u << len | 1u << c.suffix_size | uint32_t(c.suffix);
 }
 
 // Codes precomputed once, each with a one above its highest bit that gives its length (one

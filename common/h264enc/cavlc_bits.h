@@ -129,27 +129,27 @@ class MbBitString {
   int len_ = 0;
 };
 
-// level_prefix, its stop bit and level_suffix of levelCode with suffixLength (9.2.2.1).
-GVC_HD void put_level_code(MbBitString& out, int level_code, int suffix_length) {
+// level_prefix and level_suffix of levelCode with suffixLength (9.2.2.1): the prefix's zeros,
+// then a one, then suffix_size bits of suffix (suffix < 4096: |level| <= kMaxLevel, transform.h).
+struct LevelCode {
   int prefix, suffix_size, suffix;
+};
+GVC_HD LevelCode level_code_parts(int level_code, int suffix_length) {
   if (suffix_length == 0) {
-    if (level_code < 14) {
-      prefix = level_code, suffix_size = 0, suffix = 0;
-    } else if (level_code < 30) {
-      prefix = 14, suffix_size = 4, suffix = level_code - 14;
-    } else {
-      prefix = 15, suffix_size = 12, suffix = level_code - 30;
-    }
-  } else if (level_code < (15 << suffix_length)) {
-    prefix = level_code >> suffix_length;
-    suffix_size = suffix_length;
-    suffix = level_code & ((1 << suffix_length) - 1);
-  } else {
-    prefix = 15, suffix_size = 12, suffix = level_code - (15 << suffix_length);
+    if (level_code < 14) return {level_code, 0, 0};
+    if (level_code < 30) return {14, 4, level_code - 14};
+    return {15, 12, level_code - 30};
   }
-  out.put(prefix, 0);
+  if (level_code < (15 << suffix_length))
+    return {level_code >> suffix_length, suffix_length, level_code & ((1 << suffix_length) - 1)};
+  return {15, 12, level_code - (15 << suffix_length)};
+}
+
+GVC_HD void put_level_code(MbBitString& out, int level_code, int suffix_length) {
+  const LevelCode c = level_code_parts(level_code, suffix_length);
+  out.put(c.prefix, 0);
   out.put(1, 1);
-  out.put(suffix_size, uint32_t(suffix));
+  out.put(c.suffix_size, uint32_t(c.suffix));
 }
 
 // residual_block_cavlc() of levels[0, max_num_coeff) in scan order with nC `nc` (-1: chroma
