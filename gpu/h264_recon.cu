@@ -1124,9 +1124,7 @@ Status H264ReconCore::download_rows(const h264::ReconJob& job, const unsigned* i
   if (bits) {
     // The bits beside the loop filter on s (they only read the macroblocks); the refusal word
     // comes down before the first band, so that wait_rows() knows at once which ones to take.
-    bits_lens_at_ = 256;
-    bits_words_at_ = (bits_lens_at_ + size_t(mb_count) * sizeof(uint16_t) + 255) / 256 * 256;
-    const size_t bytes = bits_words_at_ + size_t(mb_count) * kMbBitWords * sizeof(uint32_t);
+    const size_t bytes = bits_words_at(mb_count) + size_t(mb_count) * kMbBitWords * sizeof(uint32_t);
     GVC_TRY(bits_dev_.reserve(bytes));
     GVC_TRY(bits_host_.reserve(bytes));
     uint8_t* const d = bits_dev_.get<uint8_t>();
@@ -1134,12 +1132,12 @@ Status H264ReconCore::download_rows(const h264::ReconJob& job, const unsigned* i
     GVC_CUDA_TRY(cudaMemsetAsync(d, 0, sizeof(unsigned), rows_.get()));
     mb_layer_bits<<<(mb_count + 63) / 64, 64, 0, rows_.get()>>>(
         mbs_.get<Macroblock>(), job.mb_width, mb_count, job.p_slice, job.num_refs,
-        reinterpret_cast<uint32_t*>(d + bits_words_at_), reinterpret_cast<uint16_t*>(d + bits_lens_at_),
+        reinterpret_cast<uint32_t*>(d + bits_words_at(mb_count)), reinterpret_cast<uint16_t*>(d + kBitsLensAt),
         reinterpret_cast<unsigned*>(d));
     GVC_CUDA_TRY(cudaGetLastError());
     GVC_CUDA_TRY(cudaMemcpyAsync(h, d, sizeof(unsigned), cudaMemcpyDeviceToHost, rows_.get()));
-    bits_view_ = {reinterpret_cast<const uint32_t*>(h + bits_words_at_), reinterpret_cast<const uint16_t*>(h + bits_lens_at_),
-                  kMbBitWords};
+    bits_view_ = {reinterpret_cast<const uint32_t*>(h + bits_words_at(mb_count)),
+                  reinterpret_cast<const uint16_t*>(h + kBitsLensAt), kMbBitWords};
     bits_run_ = true;
   }
   const int bands = (job.mb_height + band_rows_ - 1) / band_rows_;
@@ -1151,7 +1149,7 @@ Status H264ReconCore::download_rows(const h264::ReconJob& job, const unsigned* i
       GVC_CUDA_TRY(cudaGetLastError());
     }
     if (bits) {
-      for (const auto& [at, row] : {std::pair<size_t, size_t>{bits_lens_at_, lens_row}, {bits_words_at_, words_row}})
+      for (const auto& [at, row] : {std::pair<size_t, size_t>{kBitsLensAt, lens_row}, {bits_words_at(mb_count), words_row}})
         GVC_CUDA_TRY(cudaMemcpyAsync(bits_host_.get<uint8_t>() + at + size_t(y0) * row, bits_dev_.get<uint8_t>() + at + size_t(y0) * row,
                                      size_t(y1 - y0) * row, cudaMemcpyDeviceToHost, rows_.get()));
     } else {

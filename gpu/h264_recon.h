@@ -262,7 +262,10 @@ class H264ReconCore {
   // refusal word (a macroblock I_PCM or too long), the lengths, the words, 256-byte aligned.
   DeviceBuffer bits_dev_;
   PinnedBuffer bits_host_;
-  size_t bits_lens_at_ = 0, bits_words_at_ = 0;
+  static constexpr size_t kBitsLensAt = 256;
+  static size_t bits_words_at(int mb_count) {
+    return (kBitsLensAt + size_t(mb_count) * sizeof(uint16_t) + 255) / 256 * 256;
+  }
   bool bits_run_ = false, bits_valid_ = false;
   h264::MbBitsView bits_view_;
   PinnedBuffer decisions_host_;  // the job's decisions, packed (kDecisionBytes each)
