@@ -66,14 +66,8 @@ std::vector<uint8_t> make_frame(const Case& c, int i, std::mt19937_64& rng) {
   return f;
 }
 
-class H264ReconCheck : public testing::TestWithParam<Case> {};
-
-TEST_P(H264ReconCheck, SameBitstreamAndReconstruction) {
-  gvc::Backend* be = cuda_backend();
-  if (!be) GTEST_SKIP() << "no CUDA device: " << no_cuda_reason();
-  const Case& c = GetParam();
-  if (c.content == Content::Real && elephants().pix.empty())
-    GTEST_SKIP() << "no real test content (GVC_ELEPHANTS names the raw 4096x2304 luma file)";
+// The encoder's parameters of the case, an IDR inside the run too.
+EncoderParams params_of(const Case& c) {
   EncoderParams p;
   p.width = c.w;
   p.height = c.h;
@@ -82,7 +76,30 @@ TEST_P(H264ReconCheck, SameBitstreamAndReconstruction) {
   p.slices = c.slices;
   p.deblock.enabled = c.deblock;
   p.analyse.intra_prune = c.prune;
-  p.keyint_max = 3;  // an IDR inside the run too
+  p.keyint_max = 3;
+  return p;
+}
+
+// The encoder's view of make_frame's I420 frame `f`.
+FrameIn frame_in(const Case& c, const std::vector<uint8_t>& f) {
+  FrameIn in;
+  in.plane[0] = f.data();
+  in.plane[1] = f.data() + size_t(c.w) * c.h;
+  in.plane[2] = in.plane[1] + size_t(c.w / 2) * (c.h / 2);
+  in.stride[0] = c.w;
+  in.stride[1] = in.stride[2] = c.w / 2;
+  return in;
+}
+
+class H264ReconCheck : public testing::TestWithParam<Case> {};
+
+TEST_P(H264ReconCheck, SameBitstreamAndReconstruction) {
+  gvc::Backend* be = cuda_backend();
+  if (!be) GTEST_SKIP() << "no CUDA device: " << no_cuda_reason();
+  const Case& c = GetParam();
+  if (c.content == Content::Real && elephants().pix.empty())
+    GTEST_SKIP() << "no real test content (GVC_ELEPHANTS names the raw 4096x2304 luma file)";
+  const EncoderParams p = params_of(c);
   Encoder cpu, gpu;
   ASSERT_TRUE(cpu.init(p).ok());
   gvc::Status st = gpu.init(p, be);
@@ -93,12 +110,7 @@ TEST_P(H264ReconCheck, SameBitstreamAndReconstruction) {
   int intra = 0, inter = 0, pcm = 0;
   for (int i = 0; i < c.frames; i++) {
     std::vector<uint8_t> f = make_frame(c, i, rng);
-    FrameIn in;
-    in.plane[0] = f.data();
-    in.plane[1] = f.data() + size_t(c.w) * c.h;
-    in.plane[2] = in.plane[1] + size_t(c.w / 2) * (c.h / 2);
-    in.stride[0] = c.w;
-    in.stride[1] = in.stride[2] = c.w / 2;
+    const FrameIn in = frame_in(c, f);
     EncodedFrame a, b;
     ASSERT_TRUE(cpu.encode(in, false, a).ok());
     st = gpu.encode(in, false, b);
@@ -180,14 +192,7 @@ TEST(H264MbBits, PipelinedStreamEqualsTheCpus) {
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(case_name({c, 0}));
-    EncoderParams p;
-    p.width = c.w;
-    p.height = c.h;
-    p.rc.qp = c.qp;
-    p.ref_frames = c.refs;
-    p.slices = c.slices;
-    p.deblock.enabled = c.deblock;
-    p.keyint_max = 3;  // an IDR inside the run too
+    const EncoderParams p = params_of(c);
     Encoder cpu, gpu;
     ASSERT_TRUE(cpu.init(p).ok());
     gvc::Status st = gpu.init(p, be);
@@ -200,12 +205,7 @@ TEST(H264MbBits, PipelinedStreamEqualsTheCpus) {
       EncodedFrame a, b;
       if (i < c.frames) {
         std::vector<uint8_t> f = make_frame(c, i, rng);
-        FrameIn in;
-        in.plane[0] = f.data();
-        in.plane[1] = f.data() + size_t(c.w) * c.h;
-        in.plane[2] = in.plane[1] + size_t(c.w / 2) * (c.h / 2);
-        in.stride[0] = c.w;
-        in.stride[1] = in.stride[2] = c.w / 2;
+        const FrameIn in = frame_in(c, f);
         ASSERT_TRUE(cpu.encode(in, false, a).ok());
         st = gpu.encode(in, false, b);
         ASSERT_TRUE(st.ok()) << st.message();
