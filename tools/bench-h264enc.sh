@@ -8,8 +8,10 @@
 # file; then cudah264enc and x264enc veryfast with a queue before them. fps = frames / wall
 # time of the encoding pipeline (file read and parse included), and the steady rate without
 # the start-up (see run()).
-# bench-h264enc-live (GPU hosts) pushes frames from CUDA memory at 30 fps, as cameras would:
-# per-frame latency with tune=zerolatency, and whether 16 instances keep up in real time.
+# bench-h264enc-live (GPU hosts) also times the steady rates at the sink, every frame queued
+# in an appsrc (cudah264enc from CUDA memory, x264enc veryfast from system memory), and pushes
+# frames from CUDA memory at 30 fps, as cameras would: per-frame latency with tune=zerolatency,
+# and whether 16 instances keep up in real time.
 set -uo pipefail
 build=${1:?usage: tools/bench-h264enc.sh BUILDDIR [FRAMES]}
 frames=${2:-60}
@@ -80,6 +82,15 @@ if command -v nvidia-smi > /dev/null; then
 fi
 live=$build/tools/bench-h264enc-live
 if [ -x "$live" ] && command -v nvidia-smi > /dev/null; then
+  # The steady rates again, timed at the sink with every frame waiting in an appsrc (--flood):
+  # no process start, no file, no upload, and the same 8-frame ring for both encoders,
+  # cudah264enc's in CUDA memory, x264enc's in system memory. Rounds interleaved.
+  echo "== steady rate, 1080p frames all queued in appsrc, timed at appsink (bench-h264enc-live --flood, 600 frames)"
+  for round in 1 2 3; do
+    cu=$("$live" --flood --instances 1 --frames 600 | sed -n 's/^in all: \([0-9.]*\) fps.*/\1/p')
+    xv=$("$live" --flood --instances 1 --frames 600 --x264 veryfast | sed -n 's/^in all: \([0-9.]*\) fps.*/\1/p')
+    python3 -c "c, x = float('${cu:-0}'), float('${xv:-0}'); print(f'round $round: cudah264enc {c:8.1f} fps, x264enc veryfast {x:8.1f} fps: {c / x if x else 0:.2f}x')"
+  done
   # Frames pushed from CUDA memory at 30 fps, like cameras: the latency target (zerolatency,
   # one instance) and 16 instances in real time (the default tune).
   echo "== bench-h264enc-live: one cudah264enc tune=zerolatency, 1080p pushed at 30 fps (120 frames)"

@@ -1,6 +1,7 @@
-// bench_h264enc_live.cpp: cudah264enc fed like live 1080p cameras: per-frame latency and real-time throughput of N instances
+// bench_h264enc_live.cpp: cudah264enc fed like live 1080p cameras: per-frame latency and real-time throughput of N instances; unpaced, its steady rate beside x264enc's
 //
-// Usage: bench-h264enc-live [--frames N] [--instances N] [--pace-fps F] [--tune zerolatency|none]
+// Usage: bench-h264enc-live [--frames N] [--instances N] [--pace-fps F] [--flood]
+//                           [--tune zerolatency|none] [--x264 PRESET]
 //                           [--dump FILE]   (instance 0's stream, to check what was coded)
 // Needs the gvc plugin on GST_PLUGIN_PATH (tools/bench-h264enc.sh sets it) and a CUDA device;
 // without one it says so and exits with 77 (skipped). Defaults: 300 frames, 16 instances,
@@ -16,6 +17,16 @@
 // latency, not as a late push). With --pace-fps 0 frame k is pushed as soon as the access
 // unit of the frame before it has arrived (with tune=none, of the frame before the one the
 // encoder holds, or nothing would ever come out).
+// --flood pushes every frame at once: the encoder then always has its next frame waiting, and
+// "out fps" is its steady rate, timed at the sink, free of what a gst-launch-1.0 run pays once
+// (process start, plugin loading, the CUDA context) and of reading and uploading a file. The
+// frames are then all different, those of bench-h264enc and tools/bench-h264enc.sh's file
+// (tools/pan_frame.h, the painting needed), as NV12, all uploaded before the run. Its
+// statistics skip the first kFloodSkip frames and the last kFloodTail (an encoder holding
+// frames, as x264enc's frame threads do, lets those out at EOS); its latencies count the
+// queue and mean nothing. --x264 PRESET times `x264enc speed-preset=PRESET threads=0`
+// (Constrained Baseline) the same way, from the same ring in system memory, instead of
+// cudah264enc: the peer of the speed target, in the same harness.
 // Latency of a frame: from just before gst_app_src_push_buffer() until its access unit (matched
 // by PTS) reaches the appsink's callback. Statistics skip the first 10 frames (CUDA start-up,
 // the IDR) and, with tune=none, the last one (drained by EOS, not by a next frame).
@@ -48,6 +59,7 @@
 #include <vector>
 
 #include "tools/nv12_pan.h"
+#include "tools/pan_frame.h"
 
 namespace {
 
@@ -62,21 +74,28 @@ constexpr int kWarmup = 10;       // frames left out of every statistic
 constexpr int kWindow = 30;       // frames compared at the start and end of the steady part
 constexpr int kTimestampFps = 30; // PTS k/30 s and the caps' frame rate, whatever the pace
 constexpr double kTargetMs = 10;  // the zerolatency target: per frame, end to end
+constexpr int kFloodSkip = 30;    // --flood: frames left out at the start (start-up, the IDR)
+constexpr int kFloodTail = 40;    // --flood: and at the end (an encoder's held frames, at EOS)
 
 struct Options {
   int frames = 300;
   int instances = 16;
   double pace_fps = 30;
+  bool flood = false;
   bool zerolatency = false;
+  const char* x264 = nullptr;  // x264enc's speed-preset, timed instead of cudah264enc
   const char* dump = nullptr;  // instance 0's access units go to this file (Annex B)
   // Frames cudah264enc holds before their access unit comes out (docs/elements/cudah264enc.md,
   // "Latency"): the frame-level pipeline of the default tune holds one.
   int held() const { return zerolatency ? 0 : 1; }
+  // The frames the statistics count: [first(), last()).
+  int first() const { return flood ? kFloodSkip : kWarmup; }
+  int last() const { return flood ? frames - kFloodTail : frames - held(); }
 };
 
 int usage() {
-  fprintf(stderr, "usage: bench-h264enc-live [--frames N] [--instances N] [--pace-fps F] "
-                  "[--tune zerolatency|none] [--dump FILE]\n");
+  fprintf(stderr, "usage: bench-h264enc-live [--frames N] [--instances N] [--pace-fps F] [--flood] "
+                  "[--tune zerolatency|none] [--x264 PRESET] [--dump FILE]\n");
   return 2;
 }
 
@@ -86,21 +105,45 @@ int ring_slot(int k) {
   return t < kRing ? t : 2 * kRing - 2 - t;
 }
 
-// The input frames, uploaded to the device once; every pushed buffer shares their memory.
+// Frame k of bench-h264enc's pan (pan_frame, I420) into an NV12 frame.
+void fill_nv12_pan(GstVideoFrame* frame, const Painting& p, int k) {
+  const int w = GST_VIDEO_FRAME_WIDTH(frame), h = GST_VIDEO_FRAME_HEIGHT(frame);
+  const auto px = [&](int x, int y) { return p.pixels[size_t(y) * size_t(p.width) + size_t(x)]; };
+  const std::vector<uint8_t> fr = gvc::bench::pan_frame(px, w, h, k);
+  auto* y = static_cast<uint8_t*>(GST_VIDEO_FRAME_PLANE_DATA(frame, 0));
+  const int ys = GST_VIDEO_FRAME_PLANE_STRIDE(frame, 0);
+  for (int r = 0; r < h; r++) memcpy(y + size_t(r) * ys, &fr[size_t(r) * size_t(w)], size_t(w));
+  const uint8_t* u = fr.data() + size_t(w) * size_t(h);
+  const uint8_t* v = u + size_t(w / 2) * size_t(h / 2);
+  auto* uv = static_cast<uint8_t*>(GST_VIDEO_FRAME_PLANE_DATA(frame, 1));
+  const int uvs = GST_VIDEO_FRAME_PLANE_STRIDE(frame, 1);
+  for (int r = 0; r < h / 2; r++)
+    for (int x = 0; x < w / 2; x++) {
+      uv[size_t(r) * uvs + 2 * size_t(x)] = u[size_t(r) * size_t(w / 2) + size_t(x)];
+      uv[size_t(r) * uvs + 2 * size_t(x) + 1] = v[size_t(r) * size_t(w / 2) + size_t(x)];
+    }
+}
+
+// The input frames, uploaded to the device once (or, for x264enc, kept in system memory);
+// every pushed buffer shares their memory. Live: 8 frames, pushed forth and back
+// (ring_slot); flooded: every frame its own, of the pan.
 struct Ring {
   GstBufferPool* pool = nullptr;
   std::vector<GstBuffer*> frames;
+  bool all_distinct = false;
 
-  bool make(GstCudaContext* ctx, GstCaps* caps, const GstVideoInfo& info, const Painting& p) {
-    pool = gst_cuda_buffer_pool_new(ctx);
+  bool make(GstCudaContext* ctx, GstCaps* caps, const GstVideoInfo& info, const Painting& p, int distinct) {
+    all_distinct = distinct > 0;
+    const int n = all_distinct ? distinct : kRing;
+    pool = ctx ? gst_cuda_buffer_pool_new(ctx) : gst_video_buffer_pool_new();
     GstStructure* cfg = gst_buffer_pool_get_config(pool);
-    gst_buffer_pool_config_set_params(cfg, caps, GST_VIDEO_INFO_SIZE(&info), kRing, kRing);
+    gst_buffer_pool_config_set_params(cfg, caps, GST_VIDEO_INFO_SIZE(&info), guint(n), guint(n));
     gst_buffer_pool_config_add_option(cfg, GST_BUFFER_POOL_OPTION_VIDEO_META);
     if (!gst_buffer_pool_set_config(pool, cfg) || !gst_buffer_pool_set_active(pool, TRUE)) {
-      fprintf(stderr, "bench-h264enc-live: cannot set up a CUDA buffer pool\n");
+      fprintf(stderr, "bench-h264enc-live: cannot set up the frames' buffer pool\n");
       return false;
     }
-    for (int k = 0; k < kRing; k++) {
+    for (int k = 0; k < n; k++) {
       GstBuffer* buf = nullptr;
       gst_buffer_pool_acquire_buffer(pool, &buf, nullptr);
       GstVideoFrame vf;
@@ -109,24 +152,27 @@ struct Ring {
         if (buf) gst_buffer_unref(buf);
         return false;
       }
-      fill_nv12(&vf, p, k);
+      if (all_distinct)
+        fill_nv12_pan(&vf, p, k);
+      else
+        fill_nv12(&vf, p, k);
       gst_video_frame_unmap(&vf);
       // A CUDA map moves the pixels to the device now, not in the timed loop.
-      if (!gst_video_frame_map(&vf, &info, buf, GstMapFlags(GST_MAP_READ | GST_MAP_CUDA))) {
+      if (ctx && !gst_video_frame_map(&vf, &info, buf, GstMapFlags(GST_MAP_READ | GST_MAP_CUDA))) {
         fprintf(stderr, "bench-h264enc-live: cannot upload an input frame\n");
         gst_buffer_unref(buf);
         return false;
       }
-      gst_video_frame_unmap(&vf);
+      if (ctx) gst_video_frame_unmap(&vf);
       frames.push_back(buf);
     }
     return true;
   }
 
-  // Frame k as a new buffer on slot ring_slot(k)'s memory (a reference, never a pixel copy,
+  // Frame k as a new buffer on its slot's memory (a reference, never a pixel copy,
   // which gst_buffer_copy() would make of memory flagged NO_SHARE).
   GstBuffer* frame(int k) const {
-    GstBuffer* slot = frames[size_t(ring_slot(k))];
+    GstBuffer* slot = frames[size_t(all_distinct ? k : ring_slot(k))];
     GstBuffer* b = gst_buffer_new();
     for (guint i = 0; i < gst_buffer_n_memory(slot); i++)
       gst_buffer_append_memory(b, gst_memory_ref(gst_buffer_peek_memory(slot, i)));
@@ -185,8 +231,14 @@ GstFlowReturn on_new_sample(GstAppSink* appsink, gpointer data) {
       gst_buffer_unmap(buf, &map);
     }
   }
-  if (buf && GST_BUFFER_PTS_IS_VALID(buf)) {
-    const guint64 k = gst_util_uint64_scale_round(GST_BUFFER_PTS(buf), kTimestampFps, GST_SECOND);
+  // The frame by its running time: x264enc shifts its PTS (and its segment) by 1000 hours
+  // (gst_video_encoder_set_min_pts), so that its DTS stay positive.
+  const GstSegment* seg = gst_sample_get_segment(sample);
+  const guint64 rt = buf && GST_BUFFER_PTS_IS_VALID(buf) && seg
+                         ? gst_segment_to_running_time(seg, GST_FORMAT_TIME, GST_BUFFER_PTS(buf))
+                         : GST_CLOCK_TIME_NONE;
+  if (GST_CLOCK_TIME_IS_VALID(rt)) {
+    const guint64 k = gst_util_uint64_scale_round(rt, kTimestampFps, GST_SECOND);
     std::lock_guard<std::mutex> lock(in->m);
     if (k < in->arrived.size() && in->arrived[k] == Clock::time_point()) in->arrived[k] = now;
     in->outputs++;
@@ -234,11 +286,18 @@ GstBusSyncReply on_bus(GstBus*, GstMessage* msg, gpointer data) {
   return GST_BUS_DROP;  // nobody pops this bus
 }
 
+// The encoder and its options, as in the pipeline.
+std::string encoder_desc(const Options& o) {
+  if (o.x264)
+    return std::string("x264enc speed-preset=") + o.x264 + " threads=0" + (o.zerolatency ? " tune=zerolatency" : "") +
+           " ! video/x-h264,profile=constrained-baseline";
+  return std::string("cudah264enc backend=cuda tune=") + (o.zerolatency ? "zerolatency" : "none");
+}
+
 bool build(Instance& in, const Options& o, GstCaps* caps, GstCudaContext* ctx) {
   // An unbounded appsrc queue (max-bytes=0; max-buffers and max-time are 0 by default): the
   // feeder never blocks, so a backlog is seen in the latencies.
-  const std::string desc = std::string("appsrc name=src format=time is-live=true max-bytes=0 ") +
-                           "! cudah264enc backend=cuda tune=" + (o.zerolatency ? "zerolatency" : "none") +
+  const std::string desc = "appsrc name=src format=time is-live=true max-bytes=0 ! " + encoder_desc(o) +
                            " ! appsink name=sink sync=false enable-last-sample=false";
   GError* err = nullptr;
   in.pipe = gst_parse_launch(desc.c_str(), &err);
@@ -285,7 +344,7 @@ void feed(Instance& in, const Ring& ring, const Options& o, Clock::time_point t0
       std::lock_guard<std::mutex> lock(in.m);
       in.max_late_ms = std::max(in.max_late_ms, late);
       if (!in.error.empty()) break;
-    } else {
+    } else if (!o.flood) {
       std::unique_lock<std::mutex> lock(in.m);
       in.cv.wait(lock, [&] { return !in.error.empty() || in.outputs >= k - o.held(); });
       if (!in.error.empty()) break;
@@ -357,12 +416,12 @@ struct Result {
   bool kept_up = false;
 };
 
-// Statistics over frames [kWarmup, frames - held): see the header comment.
+// Statistics over frames [o.first(), o.last()): see the header comment.
 Result measure(const Instance& in, const Options& o) {
   Result r;
   std::vector<double> lat;
   Clock::time_point t_first, t_last;
-  for (int k = kWarmup; k < o.frames - o.held(); k++) {
+  for (int k = o.first(); k < o.last(); k++) {
     const Clock::time_point a = in.arrived[size_t(k)];
     if (a == Clock::time_point() || in.pushed[size_t(k)] == Clock::time_point()) {
       r.missing++;
@@ -398,8 +457,8 @@ Result measure(const Instance& in, const Options& o) {
 double total_fps(const std::vector<std::unique_ptr<Instance>>& all, const Options& o) {
   Clock::time_point start, end = Clock::time_point::max();
   for (const auto& in : all) {
-    start = std::max(start, in->arrived[kWarmup]);
-    end = std::min(end, in->arrived[size_t(o.frames - o.held() - 1)]);
+    start = std::max(start, in->arrived[size_t(o.first())]);
+    end = std::min(end, in->arrived[size_t(o.last() - 1)]);
   }
   if (end <= start) return 0;
   int n = 0;
@@ -415,19 +474,29 @@ int main(int argc, char** argv) {
   Options o;
   for (int i = 1; i < argc; i += 2) {
     const std::string a = argv[i];
-    if (i + 1 >= argc) return usage();
+    if (i + 1 >= argc && a != "--flood") return usage();
     const char* v = argv[i + 1];
     if (a == "--frames") o.frames = atoi(v);
     else if (a == "--instances") o.instances = atoi(v);
     else if (a == "--pace-fps") o.pace_fps = atof(v);
+    else if (a == "--flood") {
+      o.flood = true;
+      o.pace_fps = 0;
+      i--;  // no value
+    }
+    else if (a == "--x264") o.x264 = v;
     else if (a == "--tune" && !strcmp(v, "zerolatency")) o.zerolatency = true;
     else if (a == "--tune" && !strcmp(v, "none")) o.zerolatency = false;
     else if (a == "--dump") o.dump = v;
     else return usage();
   }
-  if (o.frames < kWarmup + 2 + o.held() || o.instances < 1 || o.pace_fps < 0) {
+  if (o.last() - o.first() < 2 || o.instances < 1 || o.pace_fps < 0) {
     fprintf(stderr, "bench-h264enc-live: need at least %d frames, 1 instance and a pace >= 0\n",
-            kWarmup + 2 + o.held());
+            (o.frames - o.last()) + o.first() + 2);
+    return 2;
+  }
+  if (o.flood && (kWidth + 2 * o.frames > 4096 || kHeight + o.frames > 2304)) {
+    fprintf(stderr, "bench-h264enc-live: --flood pans over the painting: at most 1088 frames\n");
     return 2;
   }
   // Unpaced, an instance is assumed to manage at least 10 fps; starting one takes well under 2 s.
@@ -445,9 +514,11 @@ int main(int argc, char** argv) {
     fprintf(stderr, "bench-h264enc-live: no CUDA device: nothing to measure\n");
     return 77;
   }
-  GstElementFactory* factory = gst_element_factory_find("cudah264enc");
+  GstElementFactory* factory = gst_element_factory_find(o.x264 ? "x264enc" : "cudah264enc");
   if (!factory) {
-    fprintf(stderr, "bench-h264enc-live: no cudah264enc element: GST_PLUGIN_PATH must name BUILDDIR/gst\n");
+    fprintf(stderr, "bench-h264enc-live: %s\n",
+            o.x264 ? "no x264enc element (gstreamer1.0-plugins-ugly)"
+                   : "no cudah264enc element: GST_PLUGIN_PATH must name BUILDDIR/gst");
     return 1;
   }
   gst_object_unref(factory);
@@ -463,13 +534,13 @@ int main(int argc, char** argv) {
   GST_VIDEO_INFO_FPS_N(&info) = kTimestampFps;
   GST_VIDEO_INFO_FPS_D(&info) = 1;
   GstCaps* caps = gst_video_info_to_caps(&info);
-  gst_caps_set_features(caps, 0, gst_caps_features_new(GST_CAPS_FEATURE_MEMORY_CUDA_MEMORY, nullptr));
+  if (!o.x264) gst_caps_set_features(caps, 0, gst_caps_features_new(GST_CAPS_FEATURE_MEMORY_CUDA_MEMORY, nullptr));
   const Painting painting = load_painting();
   int status = 0;
   {
     Ring ring;
     std::vector<std::unique_ptr<Instance>> all;
-    bool ok = ring.make(ctx, caps, info, painting);
+    bool ok = ring.make(o.x264 ? nullptr : ctx, caps, info, painting, o.flood ? o.frames : 0);
     for (int i = 0; ok && i < o.instances; i++) {
       all.push_back(std::make_unique<Instance>());
       all.back()->id = i;
@@ -489,11 +560,13 @@ int main(int argc, char** argv) {
     if (ok) {
       printf("device: %s\n", name);
       printf("content: %s\n",
-             painting.real ? "pan over the Elephants painting" : "hashed noise (no GVC_ELEPHANTS)");
-      printf("%d x appsrc ! cudah264enc backend=cuda tune=%s ! appsink, %dx%d NV12 in CUDA memory, "
-             "%d frames each, ",
-             o.instances, o.zerolatency ? "zerolatency" : "none", kWidth, kHeight, o.frames);
+             !painting.real ? "hashed noise (no GVC_ELEPHANTS)"
+             : o.flood      ? "bench-h264enc's pan over the Elephants painting, every frame its own"
+                            : "pan over the Elephants painting, 8 frames forth and back");
+      printf("%d x appsrc ! %s ! appsink, %dx%d NV12 in %s memory, %d frames each, ", o.instances,
+             encoder_desc(o).c_str(), kWidth, kHeight, o.x264 ? "system" : "CUDA", o.frames);
       if (o.pace_fps > 0) printf("pushed at %g fps\n", o.pace_fps);
+      else if (o.flood) printf("all pushed at once (out fps: the steady rate; latencies include the queue)\n");
       else
         printf("unpaced (next frame when the %s output arrives)\n", o.zerolatency ? "last" : "last but one");
       fflush(stdout);
@@ -519,7 +592,7 @@ int main(int argc, char** argv) {
       status = 1;
     } else {
       printf("frames %d..%d of each; latency in ms from the push into appsrc to the access unit at appsink\n",
-             kWarmup, o.frames - o.held() - 1);
+             o.first(), o.last() - 1);
       printf("%4s %7s %8s %7s %7s %7s %8s %8s %9s%s\n", "inst", "frames", "out fps", "median", "p95",
              "max", "first30", "last30", "push late", o.pace_fps > 0 ? "  kept up" : "");
       int kept_up = 0, over = 0, counted = 0, missing = 0;
