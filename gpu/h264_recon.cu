@@ -37,8 +37,9 @@ struct KernelFrame {
 // Every inter macroblock (they read only the references), a warp each, kInterWarps to a block,
 // with reconstruct_mb's inter arithmetic shared out in the steps macroblock.h gives for it:
 // lanes 0-15 predict and code luma block blk = lane, lanes 16-23 chroma block lane - 16 & 3
-// of Cb, then Cr; the macroblock's cbp comes from ballots, each component's DC levels from one
-// lane, and the blocks are then reconstructed. (A thread per macroblock, with reconstruct_mb
+// of Cb, then Cr; the macroblock's cbp comes from ballots and the decimation from the blocks'
+// scores (shuffled to every lane), each component's DC levels from one lane, and the blocks
+// are then reconstructed. (A thread per macroblock, with reconstruct_mb
 // whole, took 163 us at 1080p on an H200: two warps an SM, each a macroblock's serial work.)
 constexpr int kInterWarps = 4;
 
@@ -81,10 +82,21 @@ __global__ void __launch_bounds__(32 * kInterWarps) recon_inter(KernelFrame k) {
     dc = h264::chroma_block_levels(px, cpred[c], f.qpc, false, c, cblk, mb);
     coded = mb.total_coeff_chroma[c][cblk];
   }
-  // cbp: luma 8x8 quadrant q is coded when one of its blocks 4q..4q+3 is
+  // decimation (code_luma16x16, code_chroma): every lane gathers the blocks' scores
+  const int score = luma ? h264::decimate_score(mb.luma[lane], 0)
+                         : chroma ? h264::decimate_score(mb.chroma_ac[c][cblk], 1) : 0;
+  int scores[16], chroma_score = 0;
+  for (int b = 0; b < 16; b++) scores[b] = __shfl_sync(0xffffffffu, score, b);
+  for (int b = 0; b < 4; b++) chroma_score += __shfl_sync(0xffffffffu, score, 16 + 4 * c + b);
+  if (chroma && chroma_score < h264::kDecimateChromaAc) {
+    h264::drop_chroma_ac(c, cblk, mb);
+    coded = 0;
+  }
+  // cbp: luma 8x8 quadrant q is coded when one of its blocks 4q..4q+3 is, and not decimated
   const unsigned luma_coded = __ballot_sync(0xffffffffu, luma && coded);
   int cbp_luma = 0;
   for (int q = 0; q < 4; q++) cbp_luma |= ((luma_coded >> (4 * q)) & 15) ? 1 << q : 0;
+  cbp_luma &= h264::decimate_luma_quadrants(scores);
   const unsigned ac_coded = __ballot_sync(0xffffffffu, chroma && coded);
   int32_t dcs[4];
   for (int b = 0; b < 4; b++) dcs[b] = __shfl_sync(0xffffffffu, dc, 16 + 4 * c + b);

@@ -133,6 +133,47 @@ GVC_HD int to_scan(const int16_t raster[16], int16_t scan[16], int start) {
   return n;
 }
 
+// Decimation of an inter macroblock's residual (JM's coefficient cost, x264's
+// dct-decimate): a 4x4 block whose levels are all -1, 0 or 1 costs, for each of them, 3, 2,
+// 2, 1, 1 or 1 by the zeros that run before it in scan order (more zeros: 0); a block with a
+// larger level costs kDecimateKeep. Where a few lone small levels cost more bits than the
+// distortion they save, they are dropped: a luma 8x8 quadrant whose blocks cost less than
+// kDecimateQuadrant, all the luma of a macroblock whose quadrants cost less than
+// kDecimateMb, a chroma component's AC levels that cost less than kDecimateChromaAc.
+constexpr int kDecimateKeep = 9, kDecimateQuadrant = 4, kDecimateMb = 6, kDecimateChromaAc = 7;
+GVC_TABLE(uint8_t, kDecimateRunCost, [6], {3, 2, 2, 1, 1, 1})
+
+// The cost of the levels scan[start..15] (scan order).
+GVC_HD int decimate_score(const int16_t scan[16], int start) {
+  int score = 0, run = 0;
+  bool seen = false;  // a level after this position (the zeros before the last level are free)
+  for (int i = 15; i >= start; i--) {
+    const int v = scan[i];
+    if (v == 0) {
+      run += seen;
+      continue;
+    }
+    if (v > 1 || v < -1) return kDecimateKeep;
+    if (seen) score += run < 6 ? GVC_T(kDecimateRunCost)[run] : 0;
+    seen = true;
+    run = 0;
+  }
+  if (seen) score += run < 6 ? GVC_T(kDecimateRunCost)[run] : 0;
+  return score;
+}
+
+// The luma 8x8 quadrants of an inter macroblock that keep their levels, from the blocks'
+// decimate_score (block order: quadrant q holds blocks 4q..4q+3).
+GVC_HD int decimate_luma_quadrants(const int score[16]) {
+  int keep = 0, total = 0;
+  for (int q = 0; q < 4; q++) {
+    const int sq = score[4 * q] + score[4 * q + 1] + score[4 * q + 2] + score[4 * q + 3];
+    total += sq;
+    if (sq >= kDecimateQuadrant) keep |= 1 << q;
+  }
+  return total < kDecimateMb ? 0 : keep;
+}
+
 GVC_HD void from_scan(const int16_t scan[16], int16_t raster[16]) {
   for (int i = 0; i < 16; i++) raster[i] = scan[GVC_T(kZigzag4x4Inverse)[i]];  // a gather, as above
 }
@@ -199,12 +240,15 @@ GVC_HD int64_t code_luma16x16(const MbPixels& px, const uint8_t pred[256], int q
   int32_t blk_dc[16];
   int ac_total = 0;
   mb.cbp &= ~15;
+  int score[16];
   for (int blk = 0; blk < 16; blk++) {
     blk_dc[blk] = luma_block_levels(px, pred, qp, i16, blk, mb);
     const int n = mb.total_coeff_luma[blk];
     ac_total += n;
     if (!i16 && n) mb.cbp |= 1 << (blk >> 2);
+    score[blk] = i16 ? 0 : decimate_score(mb.luma[blk], 0);
   }
+  if (!i16) mb.cbp &= uint8_t(decimate_luma_quadrants(score) | ~15);
   int32_t dcy[16] = {};
   if (i16) luma_dc_levels(blk_dc, qp, mb, dcy);
   if (i16 && ac_total) mb.cbp |= 15;
@@ -243,6 +287,12 @@ GVC_HD int32_t chroma_block_levels(const MbPixels& px, const uint8_t pred[64], i
   mb.total_coeff_chroma[c][blk] = uint8_t(to_scan(level, mb.chroma_ac[c][blk], 1));
   return coef[0];
 }
+// 1b. An inter macroblock's component c whose AC levels cost less than kDecimateChromaAc
+//    (decimate_score over its four blocks) drops them, block by block.
+GVC_HD void drop_chroma_ac(int c, int blk, Macroblock& mb) {
+  for (int i = 0; i < 16; i++) mb.chroma_ac[c][blk][i] = 0;
+  mb.total_coeff_chroma[c][blk] = 0;
+}
 // 2. The DC levels of component c (chroma_dc[c]; the chroma DC scan is raster, 8.5.11.1) from
 //    its blocks' DC coefficients. Returns how many are non-zero.
 GVC_HD int chroma_dc_levels(const int32_t dc[4], int qpc, bool intra, int c, Macroblock& mb) {
@@ -275,8 +325,13 @@ GVC_HD int64_t code_chroma(const MbPixels& px, const uint8_t pred[2][64], int qp
   int dc_nz = 0, ac_nz = 0;
   for (int c = 0; c < 2; c++) {
     int32_t dc[4];
+    int score = 0;
     for (int blk = 0; blk < 4; blk++) {  // AC levels block by block, as code_luma16x16
       dc[blk] = chroma_block_levels(px, pred[c], qpc, intra, c, blk, mb);
+      score += intra ? kDecimateKeep : decimate_score(mb.chroma_ac[c][blk], 1);
+    }
+    for (int blk = 0; blk < 4; blk++) {
+      if (score < kDecimateChromaAc) drop_chroma_ac(c, blk, mb);
       ac_nz += mb.total_coeff_chroma[c][blk];
     }
     dc_nz += chroma_dc_levels(dc, qpc, intra, c, mb);
