@@ -7,7 +7,7 @@
 #                         [--max-bdrate PCT]
 #   Encoders: cudah264enc, x264-veryfast, x264-medium, openh264 (skipped when not installed);
 #   also x264-veryfast-ipf1 and cudah264enc-ipf1 (ip-factor=1.0: the same QP for I and P frames;
-#   both default to 1.4, I frames 3 QP finer), and cudah264enc-slow (speed-preset=slow).
+#   both default to 1.4, I frames 3 QP finer), cudah264enc-slow and cudah264enc-fast (speed-preset).
 #   x264enc runs in constant-QP mode (pass=quant), psy-tune=psnr, caps profile=constrained-baseline;
 #   openh264enc in rate-control=quality with qp-min = qp-max; cudah264enc with qp= (its default
 #   speed-preset, medium, and ip-factor, 1.4). Every stream is decoded by ffmpeg and compared with the source frames by
@@ -95,14 +95,15 @@ encoder_fragment() {
   local q=$2
   case "$1" in
     # cudah264enc[-sobel|-kirsch][-intra]: intra pruning; -intra: every frame an IDR;
-    # cudah264enc-ipf1: ip-factor=1.0 (I frames at the P frames' QP); -slow: speed-preset=slow
-    cudah264enc|cudah264enc-sobel*|cudah264enc-kirsch*|cudah264enc-intra|cudah264enc-ipf1|cudah264enc-slow)
+    # cudah264enc-ipf1: ip-factor=1.0 (I frames at the P frames' QP); -slow, -fast: speed-preset
+    cudah264enc|cudah264enc-sobel*|cudah264enc-kirsch*|cudah264enc-intra|cudah264enc-ipf1|cudah264enc-slow|cudah264enc-fast)
       local extra="" kim=250
       case "$1" in
         *-kirsch*) extra=" intra-pruning=kirsch" ;;
         *-sobel*) extra=" intra-pruning=sobel" ;;
         *-ipf1) extra=" ip-factor=1.0" ;;
         *-slow) extra=" speed-preset=slow" ;;
+        *-fast) extra=" speed-preset=fast" ;;
       esac
       case "$1" in *-intra) kim=1 ;; esac
       echo "cudah264enc backend=$BACKEND qp=$q key-int-max=$kim$extra" ;;
