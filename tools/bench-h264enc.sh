@@ -86,10 +86,14 @@ if [ -x "$live" ] && command -v nvidia-smi > /dev/null; then
   # no process start, no file, no upload, and the same 8-frame ring for both encoders,
   # cudah264enc's in CUDA memory, x264enc's in system memory. Rounds interleaved.
   echo "== steady rate, 1080p frames all queued in appsrc, timed at appsink (bench-h264enc-live --flood, 600 frames)"
+  # (speed-preset fast and x264enc veryfast: both fast presets, cudah264enc's at a better
+  # BD-rate, docs/quality.md)
+  flood() { "$live" --flood --instances 1 --frames 600 "$@" | sed -n 's/^in all: \([0-9.]*\) fps.*/\1/p'; }
   for round in 1 2 3; do
-    cu=$("$live" --flood --instances 1 --frames 600 | sed -n 's/^in all: \([0-9.]*\) fps.*/\1/p')
-    xv=$("$live" --flood --instances 1 --frames 600 --x264 veryfast | sed -n 's/^in all: \([0-9.]*\) fps.*/\1/p')
-    python3 -c "c, x = float('${cu:-0}'), float('${xv:-0}'); print(f'round $round: cudah264enc {c:8.1f} fps, x264enc veryfast {x:8.1f} fps: {c / x if x else 0:.2f}x')"
+    cm=$(flood)
+    cf=$(flood --preset fast)
+    xv=$(flood --x264 veryfast)
+    python3 -c "m, f, x = (float(v or 0) for v in ('$cm', '$cf', '$xv')); r = lambda c: c / x if x else 0; print(f'round $round: cudah264enc {m:7.1f} fps ({r(m):.2f}x), speed-preset=fast {f:7.1f} fps ({r(f):.2f}x); x264enc veryfast {x:7.1f} fps')"
   done
   # Frames pushed from CUDA memory at 30 fps, like cameras: the latency target (zerolatency,
   # one instance) and 16 instances in real time (the default tune).

@@ -1,7 +1,7 @@
 // bench_h264enc_live.cpp: cudah264enc fed like live 1080p cameras: per-frame latency and real-time throughput of N instances; unpaced, its steady rate beside x264enc's
 //
 // Usage: bench-h264enc-live [--frames N] [--instances N] [--pace-fps F] [--flood]
-//                           [--tune zerolatency|none] [--x264 PRESET]
+//                           [--tune zerolatency|none] [--preset PRESET] [--x264 PRESET]
 //                           [--dump FILE]   (instance 0's stream, to check what was coded)
 // Needs the gvc plugin on GST_PLUGIN_PATH (tools/bench-h264enc.sh sets it) and a CUDA device;
 // without one it says so and exits with 77 (skipped). Defaults: 300 frames, 16 instances,
@@ -26,7 +26,8 @@
 // frames, as x264enc's frame threads do, lets those out at EOS); its latencies count the
 // queue and mean nothing. --x264 PRESET times `x264enc speed-preset=PRESET threads=0`
 // (Constrained Baseline) the same way, from the same ring in system memory, instead of
-// cudah264enc: the peer of the speed target, in the same harness.
+// cudah264enc: the peer of the speed target, in the same harness. --preset PRESET sets
+// cudah264enc's speed-preset.
 // Latency of a frame: from just before gst_app_src_push_buffer() until its access unit (matched
 // by PTS) reaches the appsink's callback. Statistics skip the first 10 frames (CUDA start-up,
 // the IDR) and, with tune=none, the last one (drained by EOS, not by a next frame).
@@ -84,6 +85,7 @@ struct Options {
   bool flood = false;
   bool zerolatency = false;
   const char* x264 = nullptr;  // x264enc's speed-preset, timed instead of cudah264enc
+  const char* preset = nullptr;  // cudah264enc's speed-preset (null: its default)
   const char* dump = nullptr;  // instance 0's access units go to this file (Annex B)
   // Frames cudah264enc holds before their access unit comes out (docs/elements/cudah264enc.md,
   // "Latency"): the frame-level pipeline of the default tune holds one.
@@ -95,7 +97,7 @@ struct Options {
 
 int usage() {
   fprintf(stderr, "usage: bench-h264enc-live [--frames N] [--instances N] [--pace-fps F] [--flood] "
-                  "[--tune zerolatency|none] [--x264 PRESET] [--dump FILE]\n");
+                  "[--tune zerolatency|none] [--preset PRESET] [--x264 PRESET] [--dump FILE]\n");
   return 2;
 }
 
@@ -291,7 +293,8 @@ std::string encoder_desc(const Options& o) {
   if (o.x264)
     return std::string("x264enc speed-preset=") + o.x264 + " threads=0" + (o.zerolatency ? " tune=zerolatency" : "") +
            " ! video/x-h264,profile=constrained-baseline";
-  return std::string("cudah264enc backend=cuda tune=") + (o.zerolatency ? "zerolatency" : "none");
+  return std::string("cudah264enc backend=cuda tune=") + (o.zerolatency ? "zerolatency" : "none") +
+         (o.preset ? std::string(" speed-preset=") + o.preset : "");
 }
 
 bool build(Instance& in, const Options& o, GstCaps* caps, GstCudaContext* ctx) {
@@ -485,6 +488,7 @@ int main(int argc, char** argv) {
       i--;  // no value
     }
     else if (a == "--x264") o.x264 = v;
+    else if (a == "--preset") o.preset = v;
     else if (a == "--tune" && !strcmp(v, "zerolatency")) o.zerolatency = true;
     else if (a == "--tune" && !strcmp(v, "none")) o.zerolatency = false;
     else if (a == "--dump") o.dump = v;

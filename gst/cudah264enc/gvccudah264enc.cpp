@@ -596,8 +596,9 @@ fill_params (GvcCudaH264Enc * self, gvc::h264::EncoderParams & p)
   p.aud = self->aud;
   switch (self->speed_preset) {
     case GVC_H264_SPEED_FAST:
+      /* 16x16, 16x8 and 8x16: without the two rectangles, BD-rate was 5 points worse
+       * (docs/quality.md); P_8x8 and the re-refinement cost the decision's wavefront most. */
       p.analyse.search_range = 8;
-      p.analyse.part16x8 = false;
       p.analyse.part8x8 = false;
       p.analyse.sub8x8 = false;
       p.analyse.refine = false;
