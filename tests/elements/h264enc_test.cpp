@@ -958,6 +958,34 @@ TEST(H264EncGpu, FramesBeforeAFailureAreTheCpus) {
 #endif
 }
 
+// Every speed-preset (its own partitions, search range and refinement, then the decimation
+// of inter residuals) codes on the CUDA backend the CPU backend's stream, byte for byte.
+TEST(H264EncGpu, EveryPresetCodesTheCpusStream) {
+#if GVC_TEST_CUDA
+  if (!cuda_device_present()) GTEST_SKIP() << "no CUDA device or driver on this machine";
+  const int w = 176, h = 144, n = 6;
+  std::vector<GstBuffer*> frames = moving_texture(w, h, n);
+  for (const char* preset : {"fast", "medium", "slow"}) {
+    for (const char* qp : {"20", "32"}) {
+      Encoded got[2];
+      const char* backends[2] = {"cpu", "cuda"};
+      for (int b = 0; b < 2; b++) {
+        encode(std::string("backend=") + backends[b] + " key-int-max=4 rate-control=cqp qp=" + qp + " speed-preset=" + preset,
+               raw_caps("NV12", w, h), frames, got[b]);
+        ASSERT_EQ(got[b].error, "") << backends[b] << " " << preset;
+        ASSERT_EQ(got[b].aus.size(), size_t(n)) << backends[b] << " " << preset;
+      }
+      for (int i = 0; i < n; i++)
+        EXPECT_EQ(bytes_of(got[1].aus[size_t(i)]), bytes_of(got[0].aus[size_t(i)]))
+            << preset << " qp " << qp << ": frame " << i;
+    }
+  }
+  for (GstBuffer* f : frames) gst_buffer_unref(f);
+#else
+  GTEST_SKIP() << "built without CUDA";
+#endif
+}
+
 // recon-location with the CUDA backend: the reconstruction, still on the GPU when the element
 // writes it (its context pushed), equals the CPU backend's, frame for frame, pipelined or not.
 TEST(H264EncGpu, ReconstructionFileIsTheCpus) {
