@@ -146,7 +146,7 @@ GVC_TABLE(uint8_t, kDecimateRunCost, [6], {3, 2, 2, 1, 1, 1})
 // The cost of the levels scan[start..15] (scan order).
 GVC_HD int decimate_score(const int16_t scan[16], int start) {
   int score = 0, run = 0;
-  bool seen = false;  // a level after this position (the zeros before the last level are free)
+  bool seen = false;  // a level at a later position (the zeros after the last level are free)
   for (int i = 15; i >= start; i--) {
     const int v = scan[i];
     if (v == 0) {

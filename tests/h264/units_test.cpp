@@ -11,6 +11,7 @@
 #include "common/h264enc/cavlc.h"
 #include "common/dsp/me.h"
 #include "common/h264enc/encoder.h"
+#include "common/h264enc/macroblock.h"
 #include "common/h264enc/mc.h"
 #include "common/h264enc/mvpred.h"
 #include "common/h264enc/predict.h"
@@ -96,6 +97,70 @@ TEST(Transform, FlatResidualSurvivesEveryPath) {
     idct4x4(dd, out);
     EXPECT_EQ(out[10], r) << "chroma DC " << r;
   }
+}
+
+TEST(Decimation, ScoresWorkedExamples) {
+  auto score = [](std::initializer_list<std::pair<int, int>> levels, int start = 0) {
+    int16_t scan[16] = {};
+    for (const auto& [pos, v] : levels) scan[pos] = int16_t(v);
+    return decimate_score(scan, start);
+  };
+  EXPECT_EQ(score({}), 0);
+  EXPECT_EQ(score({{0, 1}}), 3);             // no zero before it
+  EXPECT_EQ(score({{3, -1}}), 1);            // three zeros before it
+  EXPECT_EQ(score({{0, 1}, {7, -1}}), 3);    // six zeros before the second: free
+  EXPECT_EQ(score({{1, 1}, {2, 1}}), 2 + 3); // one zero before the first, none before the second
+  EXPECT_EQ(score({{15, 1}}), 0);
+  EXPECT_EQ(score({{5, 2}}), kDecimateKeep);
+  EXPECT_EQ(score({{0, 7}, {1, 1}}, 1), 3);  // chroma AC: the DC position is not counted
+
+  int s16[16] = {};
+  EXPECT_EQ(decimate_luma_quadrants(s16), 0);
+  s16[5] = kDecimateKeep;  // a large level in quadrant 1 keeps it alone
+  EXPECT_EQ(decimate_luma_quadrants(s16), 2);
+  s16[5] = 0;
+  s16[0] = s16[4] = 3;  // 3 and 3: each quadrant below 4, the macroblock at 6
+  EXPECT_EQ(decimate_luma_quadrants(s16), 0);
+  s16[0] = 4, s16[4] = 1;  // 4 keeps quadrant 0, the macroblock is below 6
+  EXPECT_EQ(decimate_luma_quadrants(s16), 0);
+  s16[4] = 2;  // now at 6
+  EXPECT_EQ(decimate_luma_quadrants(s16), 1);
+}
+
+// An inter macroblock whose residual leaves one level of 1 codes no luma (the reconstruction is
+// the prediction), where a larger residual keeps its quadrant.
+TEST(Decimation, LoneSmallLevelIsDropped) {
+  const int qp = 26;
+  for (int r = 1; r < 64; r++) {
+    uint8_t pred[256], src[256], rec[256];
+    for (int i = 0; i < 256; i++) pred[i] = src[i] = 100;
+    for (int y = 0; y < 4; y++)
+      for (int x = 0; x < 4; x++) src[16 * y + x] = uint8_t(100 + r);  // block 0: a flat residual r
+    int16_t res[16], level[16];
+    int32_t coef[16];
+    diff4x4(src, 16, pred, 16, res);
+    fdct4x4(res, coef);
+    const int nz = quant4x4(coef, level, qp, false);
+    if (nz == 0) continue;
+    MbPixels px{};
+    px.src[0] = src;
+    px.src_stride[0] = 16;
+    px.rec[0] = rec;
+    px.rec_stride[0] = 16;
+    Macroblock mb;
+    mb.type = MbType::PL0_16x16;
+    code_luma16x16(px, pred, qp, false, mb);
+    if (level[0] == 1 || level[0] == -1) {
+      EXPECT_EQ(mb.cbp & 15, 0) << "residual " << r;
+      EXPECT_EQ(mb.total_coeff_luma[0], 0) << "residual " << r;
+      for (int i = 0; i < 256; i++) ASSERT_EQ(rec[i], pred[i]) << "residual " << r << ", sample " << i;
+    } else {
+      EXPECT_EQ(mb.cbp & 15, 1) << "residual " << r << ": DC level " << level[0];
+      EXPECT_EQ(mb.total_coeff_luma[0], 1) << "residual " << r;
+      return;  // the first residual past level 1 shown kept
+    }
+  }
+  FAIL() << "no residual up to 63 gave a level above 1";
 }
 
 TEST(Predict, PlaneModeFollowsARamp) {
