@@ -208,11 +208,12 @@ gvc_h264_speed_preset_get_type (void)
 {
   static GType type = 0;
   static const GEnumValue values[] = {
-    {GVC_H264_SPEED_FAST, "Search range 8, 16x16 only, no re-refinement",
-        "fast"},
+    {GVC_H264_SPEED_FAST,
+        "Search range 8, 16x16, 16x8 and 8x16 (the shape the motion search "
+        "prefers), no re-refinement", "fast"},
     {GVC_H264_SPEED_MEDIUM,
-        "Search range 16, 16x16 to 8x8 (the shape the motion search prefers), "
-        "re-refinement", "medium"},
+        "Search range 16, every partition down to 4x4 (the shape the motion "
+        "search prefers), re-refinement", "medium"},
     {GVC_H264_SPEED_SLOW,
         "Search range 32, every partition down to 4x4, every shape re-costed, "
         "re-refinement", "slow"},
