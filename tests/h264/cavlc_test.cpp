@@ -335,24 +335,41 @@ TEST(CavlcWriter, ResidualBlocksEqualTheSyntaxWalk) {
   }
 }
 
+// A picture of 1..7 x 1..5 random macroblocks (an I slice's of the intra types, a P slice's of
+// every type, with 1..4 references), cut into slices at random.
+struct RandomPicture {
+  int w = 0, h = 0, num_refs = 1;
+  bool p_slice = false;
+  std::vector<Macroblock> mbs;
+};
+
+RandomPicture random_picture(std::mt19937& rng) {
+  const MbType types[8] = {MbType::I4x4,      MbType::I16x16,   MbType::IPcm,     MbType::PL0_16x16,
+                           MbType::PSkip,     MbType::PL0_16x8, MbType::PL0_8x16, MbType::P8x8};
+  RandomPicture pic;
+  pic.w = 1 + int(rng() % 7);
+  pic.h = 1 + int(rng() % 5);
+  pic.p_slice = rng() % 3 != 0;
+  pic.num_refs = pic.p_slice ? 1 + int(rng() % 4) : 1;
+  int slice = 0;
+  for (int i = 0; i < pic.w * pic.h; i++) {
+    if (i && rng() % 6 == 0) slice++;
+    const MbType t = types[pic.p_slice ? rng() % 8 : rng() % 3];
+    pic.mbs.push_back(random_macroblock(rng, t, pic.num_refs));
+    pic.mbs.back().slice_id = uint16_t(slice);
+  }
+  return pic;
+}
+
 // Pictures of random macroblocks of every type, cut into slices (neighbours of another slice
 // are not available), written one macroblock after another.
 TEST(CavlcWriter, MacroblocksEqualTheSyntaxWalk) {
   std::mt19937 rng(9);
-  const MbType types[8] = {MbType::I4x4,      MbType::I16x16,   MbType::IPcm,     MbType::PL0_16x16,
-                           MbType::PSkip,     MbType::PL0_16x8, MbType::PL0_8x16, MbType::P8x8};
   for (int trial = 0; trial < 60; trial++) {
-    const int w = 1 + int(rng() % 7), h = 1 + int(rng() % 5);
-    const bool p_slice = rng() % 3 != 0;
-    const int num_refs = p_slice ? 1 + int(rng() % 4) : 1;
-    std::vector<Macroblock> mbs;
-    int slice = 0;
-    for (int i = 0; i < w * h; i++) {
-      if (i && rng() % 6 == 0) slice++;
-      const MbType t = types[p_slice ? rng() % 8 : rng() % 3];
-      mbs.push_back(random_macroblock(rng, t, num_refs));
-      mbs.back().slice_id = uint16_t(slice);
-    }
+    const RandomPicture pic = random_picture(rng);
+    const int w = pic.w, h = pic.h, num_refs = pic.num_refs;
+    const bool p_slice = pic.p_slice;
+    const std::vector<Macroblock>& mbs = pic.mbs;
     BitWriter bw;
     Ref r;
     for (int i = 0; i < w * h; i++) {
@@ -375,8 +392,6 @@ TEST(CavlcWriter, MacroblocksEqualTheSyntaxWalk) {
 // says so and keeps its first words.
 TEST(CavlcWriter, MacroblockBitStringsEqualTheWriter) {
   std::mt19937 rng(21);
-  const MbType types[8] = {MbType::I4x4,      MbType::I16x16,   MbType::IPcm,     MbType::PL0_16x16,
-                           MbType::PSkip,     MbType::PL0_16x8, MbType::PL0_8x16, MbType::P8x8};
   auto string_of = [](const uint32_t* words, int len) {
     std::string s;
     for (int i = 0; i < len; i++) s += char('0' + ((words[i / 32] >> (31 - i % 32)) & 1));
@@ -384,17 +399,10 @@ TEST(CavlcWriter, MacroblockBitStringsEqualTheWriter) {
   };
   int coded = 0, overflows = 0;
   for (int trial = 0; trial < 200; trial++) {
-    const int w = 1 + int(rng() % 7), h = 1 + int(rng() % 5);
-    const bool p_slice = rng() % 3 != 0;
-    const int num_refs = p_slice ? 1 + int(rng() % 4) : 1;
-    std::vector<Macroblock> mbs;
-    int slice = 0;
-    for (int i = 0; i < w * h; i++) {
-      if (i && rng() % 6 == 0) slice++;
-      const MbType t = types[p_slice ? rng() % 8 : rng() % 3];
-      mbs.push_back(random_macroblock(rng, t, num_refs));
-      mbs.back().slice_id = uint16_t(slice);
-    }
+    const RandomPicture pic = random_picture(rng);
+    const int w = pic.w, h = pic.h, num_refs = pic.num_refs;
+    const bool p_slice = pic.p_slice;
+    const std::vector<Macroblock>& mbs = pic.mbs;
     for (int i = 0; i < w * h; i++) {
       const MbMap map{mbs.data(), w, h, mbs[size_t(i)].slice_id};
       const MbType type = mbs[size_t(i)].type;
