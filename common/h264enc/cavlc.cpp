@@ -319,36 +319,15 @@ int write_residual_block(BitWriter& bw, const int16_t* levels, int max_num_coeff
 void write_macroblock(BitWriter& bw, const MbMap& map, int mx, int my, bool p_slice,
                       int num_ref_idx_active) {
   const Macroblock& mb = *map.at(mx, my);
-  int intra_offset = p_slice ? 5 : 0;  // mb_type of intra macroblocks in P slices (Table 7-13)
   int cbp_luma = mb.cbp & 15, cbp_chroma = mb.cbp >> 4;
-  switch (mb.type) {
-    case MbType::IPcm:
-      bw.put_ue(uint32_t(intra_offset + 25));
-      bw.align_zero();  // pcm_alignment_zero_bit
-      for (int i = 0; i < 384; i += 4)
-        bw.put_bits(32, uint32_t(mb.pcm[i]) << 24 | uint32_t(mb.pcm[i + 1]) << 16 | uint32_t(mb.pcm[i + 2]) << 8 |
-                            mb.pcm[i + 3]);
-      return;
-    case MbType::I16x16:
-      bw.put_ue(uint32_t(intra_offset + 1 + mb.i16_mode + 4 * cbp_chroma + (cbp_luma ? 12 : 0)));
-      break;
-    case MbType::I4x4:
-      bw.put_ue(uint32_t(intra_offset));
-      break;
-    case MbType::PL0_16x16:
-      bw.put_ue(0);
-      break;
-    case MbType::PL0_16x8:
-      bw.put_ue(1);
-      break;
-    case MbType::PL0_8x16:
-      bw.put_ue(2);
-      break;
-    case MbType::P8x8:
-      bw.put_ue(3);
-      break;
-    case MbType::PSkip:
-      return;  // coded as part of mb_skip_run
+  if (mb.type == MbType::PSkip) return;  // coded as part of mb_skip_run
+  bw.put_ue(mb_type_value(mb, p_slice));
+  if (mb.type == MbType::IPcm) {
+    bw.align_zero();  // pcm_alignment_zero_bit
+    for (int i = 0; i < 384; i += 4)
+      bw.put_bits(32, uint32_t(mb.pcm[i]) << 24 | uint32_t(mb.pcm[i + 1]) << 16 | uint32_t(mb.pcm[i + 2]) << 8 |
+                          mb.pcm[i + 3]);
+    return;
   }
 
   if (mb.type == MbType::I4x4) write_i4_modes(bw, map, mb, mx, my);

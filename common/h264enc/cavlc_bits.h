@@ -213,14 +213,35 @@ GVC_HD int residual_block_bits(const int16_t* levels, int max_num_coeff, int nc)
 // 1 + blk luma block blk (its Intra_4x4 mode and levels); parts 17 and 18 the chroma DC
 // levels; 19 + 4 * c + blk chroma AC block blk of component c.
 constexpr int kIntraMbBitParts = 27;
+// mb_type of a coded macroblock (Tables 7-11 and 7-13: intra types follow the 5 P types in a P
+// slice); P_Skip has none (0 here).
+GVC_HD uint32_t mb_type_value(const Macroblock& mb, bool p_slice) {
+  const uint32_t intra_offset = p_slice ? 5 : 0;
+  const int cbp_luma = mb.cbp & 15, cbp_chroma = mb.cbp >> 4;
+  switch (mb.type) {
+    case MbType::I16x16:
+      return intra_offset + 1 + mb.i16_mode + 4 * uint32_t(cbp_chroma) + (cbp_luma ? 12 : 0);
+    case MbType::I4x4:
+      return intra_offset;
+    case MbType::IPcm:
+      return intra_offset + 25;
+    case MbType::PL0_16x8:
+      return 1;
+    case MbType::PL0_8x16:
+      return 2;
+    case MbType::P8x8:
+      return 3;
+    default:  // P_L0_16x16, P_Skip
+      return 0;
+  }
+}
+
 // mb_type, intra_chroma_pred_mode, coded_block_pattern and mb_qp_delta of a coded Intra_16x16
 // or Intra_4x4 macroblock.
 GVC_HD int intra_mb_header_bits(const Macroblock& mb, bool p_slice) {
   const int cbp_luma = mb.cbp & 15, cbp_chroma = mb.cbp >> 4;
   const bool i16 = mb.type == MbType::I16x16;
-  const int intra_offset = p_slice ? 5 : 0;
-  int bits = ue_bits(uint32_t(i16 ? intra_offset + 1 + mb.i16_mode + 4 * cbp_chroma + (cbp_luma ? 12 : 0)
-                                  : intra_offset));
+  int bits = ue_bits(mb_type_value(mb, p_slice));
   bits += ue_bits(mb.chroma_mode);
   if (!i16) bits += ue_bits(GVC_T(kCbpToCodeNum)[0][mb.cbp & 0x3f]);
   if (cbp_luma == 0 && cbp_chroma == 0 && !i16) return bits;

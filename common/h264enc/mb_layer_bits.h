@@ -47,32 +47,10 @@ GVC_HD void put_ref_idx(MbBitString& out, int ref_idx, int num_ref_idx_active) {
 // which it does not write.
 GVC_HD bool put_mb_layer(MbBitString& out, const MbMap& map, int mx, int my, bool p_slice, int num_ref_idx_active) {
   const Macroblock& mb = *map.at(mx, my);
-  const int intra_offset = p_slice ? 5 : 0;  // Table 7-13
   const int cbp_luma = mb.cbp & 15, cbp_chroma = mb.cbp >> 4;
-  switch (mb.type) {
-    case MbType::IPcm:
-      return false;
-    case MbType::PSkip:
-      return true;
-    case MbType::I16x16:
-      out.put_ue(uint32_t(intra_offset + 1 + mb.i16_mode + 4 * cbp_chroma + (cbp_luma ? 12 : 0)));
-      break;
-    case MbType::I4x4:
-      out.put_ue(uint32_t(intra_offset));
-      break;
-    case MbType::PL0_16x16:
-      out.put_ue(0);
-      break;
-    case MbType::PL0_16x8:
-      out.put_ue(1);
-      break;
-    case MbType::PL0_8x16:
-      out.put_ue(2);
-      break;
-    case MbType::P8x8:
-      out.put_ue(3);
-      break;
-  }
+  if (mb.type == MbType::IPcm) return false;
+  if (mb.type == MbType::PSkip) return true;
+  out.put_ue(mb_type_value(mb, p_slice));
   if (mb.type == MbType::I4x4) {
     for (int blk = 0; blk < 16; blk++) {  // prev_intra4x4_pred_mode_flag, rem_intra4x4_pred_mode
       const int pred = predict_i4_mode(map, mb, mx, my, blk), mode = mb.i4_mode[blk];
