@@ -83,8 +83,9 @@ fi
 live=$build/tools/bench-h264enc-live
 if [ -x "$live" ] && command -v nvidia-smi > /dev/null; then
   # The steady rates again, timed at the sink with every frame waiting in an appsrc (--flood):
-  # no process start, no file, no upload, and the same 8-frame ring for both encoders,
-  # cudah264enc's in CUDA memory, x264enc's in system memory. Rounds interleaved.
+  # no process start, no file, no upload, and the same frames for both encoders (bench-h264enc's
+  # pan, every frame its own), cudah264enc's in CUDA memory, x264enc's in system memory. Rounds
+  # interleaved.
   echo "== steady rate, 1080p frames all queued in appsrc, timed at appsink (bench-h264enc-live --flood, 600 frames)"
   # (speed-preset fast and x264enc veryfast: both fast presets, cudah264enc's at a better
   # BD-rate, docs/quality.md)
