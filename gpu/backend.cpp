@@ -95,7 +95,7 @@ class CudaMotionSearch final : public MotionSearch {
       GVC_TRY(out_buf_.reserve(nmb * sizeof(MbPartitions)));
       dout = out_buf_.get<MbPartitions>();
     }
-    GVC_TRY(core_.search(dcur, dref, p.range, p.lambda, p.subpel, dpred, dout, s));
+    GVC_TRY(core_.search(dcur, dref, p.range, p.lambda, p.subpel, dpred, dout, s, p.refined_partitions));
     if (out.loc == MemoryLocation::Host)
       return cuda::download_staged(out_staging_, out.data, dout, nmb * sizeof(MbPartitions), s);
     if (p.queue_only) return {};

@@ -295,8 +295,9 @@ struct RefineArgs {
   size_t plane_bytes;
   uint32_t lambda;
   int steps;  // 1: half, 2: half then quarter
+  int parts;  // partitions [0, parts) are refined (MeParams::refined_partitions)
   const MvCost* preds;
-  MbPartitions* parts;
+  MbPartitions* out;
 };
 
 constexpr int kRefineThreads = 128;
@@ -312,6 +313,15 @@ __device__ __forceinline__ int unit_partition(int q, int* sub) {
   else p = 25 + (q - 96), s = 0;
   *sub = s;
   return p;
+}
+
+// How many of the 112 units belong to partitions [0, parts): a prefix of the list.
+__device__ __forceinline__ int units_of_partitions(int parts) {
+  if (parts <= 1) return 16;
+  if (parts <= 5) return 16 + 8 * (parts - 1);
+  if (parts <= 9) return 48 + 4 * (parts - 5);
+  if (parts <= 25) return 64 + 2 * (parts - 9);
+  return 96 + (parts - 25);
 }
 
 // Geometry in 4x4 blocks (x, y, w, h) of partition p, as common/mv/mv_field.cpp.
@@ -361,6 +371,7 @@ __global__ void __launch_bounds__(kRefineThreads) refine_kernel(RefineArgs a) {
   const int mb = blockIdx.x;
   const int x0 = (mb % a.mb_cols) * 16, y0 = (mb / a.mb_cols) * 16;
   const int px = a.preds ? a.preds[mb].mvx : 0, py = a.preds ? a.preds[mb].mvy : 0;
+  const int parts = a.parts, units = units_of_partitions(parts);
 
   if (tid < 64) {
     const int r = tid >> 2, w = tid & 3;
@@ -370,16 +381,16 @@ __global__ void __launch_bounds__(kRefineThreads) refine_kernel(RefineArgs a) {
     for (int b = 0; b < 4; b++) v |= uint32_t(row[clampi(x0 + 4 * w + b, 0, a.width - 1)]) << (8 * b);
     scur[r][w] = v;
   }
-  if (tid < kNumPartitions) sbest[tid] = a.parts[mb].part[tid];
+  if (tid < parts) sbest[tid] = a.out[mb].part[tid];
 
   for (int step = 2; step >= 3 - a.steps; step--) {
     const int dist = step == 2 ? 2 : 1;
-    for (int i = tid; i < kNumPartitions * 8; i += kRefineThreads) (&ssad[0][0])[i] = 0;
+    for (int i = tid; i < parts * 8; i += kRefineThreads) (&ssad[0][0])[i] = 0;
     __syncthreads();
-    for (int u = tid; u < 8 * kUnits; u += kRefineThreads) {
-      const int cand = u / kUnits;
+    for (int u = tid; u < 8 * units; u += kRefineThreads) {
+      const int cand = u / units;
       int sub;
-      const int p = unit_partition(u % kUnits, &sub);
+      const int p = unit_partition(u % units, &sub);
       int gx, gy, gw, gh;
       partition_geometry4(p, &gx, &gy, &gw, &gh);
       const int bx = gx + sub % gw, by = gy + sub / gw;
@@ -401,7 +412,7 @@ __global__ void __launch_bounds__(kRefineThreads) refine_kernel(RefineArgs a) {
       atomicAdd(&ssad[p][cand], sad);
     }
     __syncthreads();
-    if (tid < kNumPartitions) {
+    if (tid < parts) {
       const MvCost centre = sbest[tid];
       unsigned long long best = subpel_key(centre.cost, centre.mvx, centre.mvy);
       for (int cand = 0; cand < 8; cand++) {
@@ -419,7 +430,7 @@ __global__ void __launch_bounds__(kRefineThreads) refine_kernel(RefineArgs a) {
     }
     __syncthreads();
   }
-  if (tid < kNumPartitions) a.parts[mb].part[tid] = sbest[tid];
+  if (tid < parts) a.out[mb].part[tid] = sbest[tid];
 }
 
 // --- Block selection ----------------------------------------------------------------------
@@ -588,8 +599,11 @@ Status MeCore::build_qpel_planes(const DevicePlane& ref, int range, cudaStream_t
 }
 
 Status MeCore::refine(const DevicePlane& cur, uint32_t lambda, Subpel subpel,
-                      const MvCost* predictors, MbPartitions* inout, cudaStream_t stream) {
+                      const MvCost* predictors, MbPartitions* inout, cudaStream_t stream,
+                      int refined_partitions) {
   if (subpel == Subpel::None) return {};
+  if (refined_partitions < 1 || refined_partitions > kNumPartitions)
+    return Status::error("refined_partitions must be between 1 and 41");
   if (!planes_.get() || planes_w_ != cur.width || planes_h_ != cur.height)
     return Status::error("sub-pel refinement needs the reference planes of this frame size");
   RefineArgs a{};
@@ -602,7 +616,8 @@ Status MeCore::refine(const DevicePlane& cur, uint32_t lambda, Subpel subpel,
   a.lambda = lambda;
   a.steps = subpel == Subpel::Quarter ? 2 : 1;
   a.preds = predictors;
-  a.parts = inout;
+  a.parts = refined_partitions;
+  a.out = inout;
   const int nmb = a.mb_cols * mb_count(cur.height);
   refine_kernel<<<nmb, kRefineThreads, 0, stream>>>(a);
   return check(cudaGetLastError(), "sub-pel refinement kernel");
@@ -610,12 +625,12 @@ Status MeCore::refine(const DevicePlane& cur, uint32_t lambda, Subpel subpel,
 
 Status MeCore::search(const DevicePlane& cur, const DevicePlane& ref, int range,
                       uint32_t lambda, Subpel subpel, const MvCost* predictors,
-                      MbPartitions* out, cudaStream_t stream) {
+                      MbPartitions* out, cudaStream_t stream, int refined_partitions) {
   if (lambda > 65535) return Status::error("lambda must be at most 65535");
   GVC_TRY(integer_search(cur, ref, range, lambda, predictors, out, stream));
   if (subpel == Subpel::None) return {};
   GVC_TRY(build_qpel_planes(ref, range, stream));
-  return refine(cur, lambda, subpel, predictors, out, stream);
+  return refine(cur, lambda, subpel, predictors, out, stream, refined_partitions);
 }
 
 Status MeCore::select_blocks(const MbPartitions* parts, int mb_cols, int mb_rows,

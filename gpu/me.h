@@ -26,12 +26,13 @@ struct DevicePlane {
 // are asynchronous on `stream`; none of them synchronises.
 class MeCore {
  public:
-  // Integer full search, then sub-pel refinement when params.subpel asks for it.
+  // Integer full search, then sub-pel refinement when params.subpel asks for it, of
+  // partitions [0, refined_partitions) (MeParams::refined_partitions).
   // `predictors`: device memory, one per MB, or nullptr for (0,0). `out`: device memory,
   // mb_count(width) x mb_count(height) macroblocks.
   Status search(const DevicePlane& cur, const DevicePlane& ref, int range, uint32_t lambda,
                 Subpel subpel, const MvCost* predictors, MbPartitions* out,
-                cudaStream_t stream);
+                cudaStream_t stream, int refined_partitions = kNumPartitions);
 
   // The stages one by one, for tests and benchmarks.
   Status integer_search(const DevicePlane& cur, const DevicePlane& ref, int range,
@@ -39,7 +40,8 @@ class MeCore {
                         cudaStream_t stream);
   Status build_qpel_planes(const DevicePlane& ref, int range, cudaStream_t stream);
   Status refine(const DevicePlane& cur, uint32_t lambda, Subpel subpel,
-                const MvCost* predictors, MbPartitions* inout, cudaStream_t stream);
+                const MvCost* predictors, MbPartitions* inout, cudaStream_t stream,
+                int refined_partitions = kNumPartitions);
 
   // `out`: device memory of block_field_dims(size, ...) cols x rows.
   Status select_blocks(const MbPartitions* parts, int mb_cols, int mb_rows, BlockSize size,

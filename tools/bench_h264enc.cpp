@@ -1,14 +1,15 @@
 // bench_h264enc.cpp: encoding speed of the H.264 engine on the CPU or CUDA backend, per stage, on a panning real picture
 //
 // Usage: bench-h264enc [--backend cpu|cuda] [--size WxH] [--frames N] [--qp QP] [--refs N]
-//                      [--write-raw FILE] [--pipelined 1] [--keyint N]
+//                      [--write-raw FILE] [--pipelined 1] [--keyint N] [--preset fast|medium|slow]
 // The frames are a window panning over the painting in $GVC_ELEPHANTS (raw 4096x2304 luma,
 // tools/gpu-host-test.sh --make-content), chroma from other parts of it. --write-raw also
 // writes them as I420, for the x264enc runs of tools/bench-h264enc.sh. Prints the median of
 // each stage (EncodedFrame::times) and the frames per second of the whole run. --pipelined 1
 // codes each frame's slices behind the next frame (Encoder::set_pipelined). --keyint N puts an
 // IDR every N frames (EncoderParams::keyint_max) and prints the median of those after the
-// first by stage, as a P frame's.
+// first by stage, as a P frame's. --preset: cudah264enc's speed-preset (the engine's defaults
+// without it: medium's shapes).
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -37,7 +38,8 @@ double median(std::vector<double> v) {
 
 int usage() {
   std::fprintf(stderr, "usage: bench-h264enc [--backend cpu|cuda] [--size WxH] [--frames N] [--qp QP] "
-                       "[--refs N] [--write-raw FILE] [--pipelined 1] [--keyint N] [--device-input 1]\n");
+                       "[--refs N] [--write-raw FILE] [--pipelined 1] [--keyint N] [--device-input 1] "
+                       "[--preset fast|medium|slow]\n");
   return 2;
 }
 
@@ -47,6 +49,7 @@ int main(int argc, char** argv) {
   std::string backend_name = "cuda", raw_path;
   int w = 1920, h = 1080, frames = 30, qp = 26, refs = 1, keyint = 0;
   bool pipelined = false, device_input = false;
+  std::string preset;
   for (int i = 1; i < argc; i++) {
     const std::string a = argv[i];
     const char* v = i + 1 < argc ? argv[i + 1] : nullptr;
@@ -60,6 +63,8 @@ int main(int argc, char** argv) {
     else if (a == "--pipelined") pipelined = std::atoi(v) != 0;
     else if (a == "--keyint") keyint = std::atoi(v);
     else if (a == "--device-input") device_input = std::atoi(v) != 0;
+    else if (a == "--preset" && (std::string(v) == "fast" || std::string(v) == "medium" || std::string(v) == "slow"))
+      preset = v;
     else return usage();
     i++;
   }
@@ -130,6 +135,11 @@ int main(int argc, char** argv) {
   p.rc.qp = qp;
   p.ref_frames = refs;
   if (keyint > 0) p.keyint_max = keyint;
+  if (!preset.empty())
+    gvc::h264::apply_speed_preset(preset == "fast"     ? gvc::h264::SpeedPreset::Fast
+                                  : preset == "medium" ? gvc::h264::SpeedPreset::Medium
+                                                       : gvc::h264::SpeedPreset::Slow,
+                                  p);
   gvc::h264::Encoder enc;
   gvc::Status st = enc.init(p, backend.get());
   if (st.ok()) st = enc.set_pipelined(pipelined);

@@ -217,6 +217,9 @@ class CpuMotionSearch final : public MotionSearch {
     if (out.mb_cols != mb_count(cur.width) || out.mb_rows != mb_count(cur.height) || !out.data)
       return Status::error("result field does not match the frame size");
 
+    if (p.refined_partitions < 1 || p.refined_partitions > kNumPartitions)
+      return Status::error("refined_partitions must be between 1 and 41");
+    const int refined = p.refined_partitions;
     std::unique_ptr<QpelPlanes> planes;
     if (p.subpel != Subpel::None) planes = std::make_unique<QpelPlanes>(ref);
 
@@ -229,7 +232,7 @@ class CpuMotionSearch final : public MotionSearch {
           MbPartitions& res = out.data[mb];
           search_mb_integer(cur, ref, p, mbx, mby, pred, res);
           if (!planes) continue;
-          for (int i = 0; i < kNumPartitions; i++) {
+          for (int i = 0; i < refined; i++) {
             const PartitionGeometry g = partition_geometry(i);
             refine_step(cur, *planes, p, mbx * kMb, mby * kMb, g, pred, 2, res.part[i]);
             if (p.subpel == Subpel::Quarter)

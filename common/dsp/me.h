@@ -45,6 +45,11 @@ struct MeParams {
   int range = 16;                  // positions -range..range-1 in x and y (8..64)
   uint32_t lambda = 0;             // weight of the vector bits in the cost (0..65535)
   Subpel subpel = Subpel::Quarter;
+  // The sub-pel refinement refines partitions [0, refined_partitions) only (mv_field.h's
+  // order: 1 is 16x16 alone, 5 adds 16x8 and 8x16, 9 the 8x8s); the others keep the integer
+  // search's vector and cost. An encoder whose decision reads only the larger shapes saves
+  // the rest (the 8x8 and smaller shapes are 64 of the 112 4x4 blocks refined).
+  int refined_partitions = kNumPartitions;
   // One predictor per macroblock (raster, quarter-pel), or nullptr for (0,0); in host memory,
   // or (predictors_loc Device) in the device memory of a backend that takes it there.
   const MvCost* predictors = nullptr;

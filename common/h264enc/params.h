@@ -20,7 +20,7 @@ struct EncoderParams {
     bool intra4x4 = true;   // try Intra_4x4 besides Intra_16x16
     bool inter = true;      // P frames; false: every frame is an IDR
     int search_range = 16;  // ME core full search, positions -range..range-1 (8..64)
-    bool subpel = true;     // the ME core's quarter-pel refinement of every partition
+    bool subpel = true;     // the ME core's quarter-pel refinement of the partitions tried
     bool part16x8 = true;   // try P_L0_L0_16x8 and P_L0_L0_8x16 besides P_L0_16x16
     bool part8x8 = true;    // try P_8x8 (sub_mb_type 8x8)
     bool sub8x8 = true;     // with part8x8: also sub_mb_type 8x4, 4x8 and 4x4
@@ -45,5 +45,33 @@ struct EncoderParams {
   bool constrained = true;  // constraint_set1_flag: Constrained Baseline, else Baseline
   bool aud = false;      // an access unit delimiter NAL unit opens every access unit
 };
+
+// cudah264enc's speed-preset: the analysis of each (apply_speed_preset).
+enum class SpeedPreset { Fast, Medium, Slow };
+
+// Sets p.analyse's search range, shapes and refinement for `preset`.
+inline void apply_speed_preset(SpeedPreset preset, EncoderParams& p) {
+  switch (preset) {
+    case SpeedPreset::Fast:
+      // 16x16, 16x8 and 8x16: without the two rectangles, BD-rate was 5 points worse
+      // (docs/quality.md); P_8x8 and the re-refinement cost the decision's wavefront most.
+      p.analyse.search_range = 8;
+      p.analyse.part8x8 = false;
+      p.analyse.sub8x8 = false;
+      p.analyse.refine = false;
+      break;
+    case SpeedPreset::Medium:
+      // Every partition down to 4x4, the one shape the ME core's costs prefer re-costed.
+      // Leaving out the sub-macroblock shapes made P frames 0.4 ms slower on the GPU (the
+      // 8x8 quadrants are then all refined) and cost BD-rate (docs/quality.md).
+      p.analyse.search_range = 16;
+      break;
+    case SpeedPreset::Slow:
+      p.analyse.search_range = 32;
+      // Every macroblock shape re-costed, not only the one the ME core's costs prefer.
+      p.analyse.preselect = false;
+      break;
+  }
+}
 
 }  // namespace gvc::h264

@@ -597,23 +597,13 @@ fill_params (GvcCudaH264Enc * self, gvc::h264::EncoderParams & p)
   p.aud = self->aud;
   switch (self->speed_preset) {
     case GVC_H264_SPEED_FAST:
-      /* 16x16, 16x8 and 8x16: without the two rectangles, BD-rate was 5 points worse
-       * (docs/quality.md); P_8x8 and the re-refinement cost the decision's wavefront most. */
-      p.analyse.search_range = 8;
-      p.analyse.part8x8 = false;
-      p.analyse.sub8x8 = false;
-      p.analyse.refine = false;
+      gvc::h264::apply_speed_preset (gvc::h264::SpeedPreset::Fast, p);
       break;
     case GVC_H264_SPEED_MEDIUM:
-      /* Every partition down to 4x4, the one shape the ME core's costs prefer re-costed.
-       * Leaving out the sub-macroblock shapes made P frames 0.4 ms slower on the GPU (the
-       * 8x8 quadrants are then all refined) and cost BD-rate (docs/quality.md). */
-      p.analyse.search_range = 16;
+      gvc::h264::apply_speed_preset (gvc::h264::SpeedPreset::Medium, p);
       break;
     case GVC_H264_SPEED_SLOW:
-      p.analyse.search_range = 32;
-      /* Every macroblock shape re-costed, not only the one the ME core's costs prefer. */
-      p.analyse.preselect = false;
+      gvc::h264::apply_speed_preset (gvc::h264::SpeedPreset::Slow, p);
       break;
   }
   switch (self->intra_pruning) {

@@ -49,12 +49,14 @@ struct Case {
   Content content;
   Preds preds;
   bool device_io;  // views and output in device memory instead of host memory
+  int refined = gvc::kNumPartitions;  // MeParams::refined_partitions
 };
 
 std::string case_name(const Case& c) {
   std::ostringstream s;
   s << c.w << "x" << c.h << "_r" << c.range << "_l" << c.lambda << "_sub" << int(c.subpel) << "_"
     << content_name(c.content) << "_pred" << int(c.preds) << (c.device_io ? "_dev" : "_host");
+  if (c.refined != gvc::kNumPartitions) s << "_parts" << c.refined;
   return s.str();
 }
 
@@ -239,6 +241,7 @@ TEST_P(MeCheck, BitExact) {
   p.range = c.range;
   p.lambda = c.lambda;
   p.subpel = c.subpel;
+  p.refined_partitions = c.refined;
   p.predictors = c.preds == Preds::Zero && (rng() & 1) ? nullptr : preds.data();
 
   std::vector<MbPartitions> cpu(size_t(cols) * rows + 2 * kGuard);
@@ -277,6 +280,12 @@ std::vector<Case> me_cases() {
   v.push_back({1366, 768, 31, 3, Subpel::Half, Content::Real, Preds::Random, false});
   v.push_back({1920, 1080, 16, 2, Subpel::Quarter, Content::Real, Preds::Random, true});
   v.push_back({1920, 1080, 16, 0, Subpel::None, Content::Smooth, Preds::Zero, false});
+  // Only the first partitions refined (the encoder's fast preset: 5), at every boundary of
+  // the unit list and between them.
+  for (int n : {1, 2, 5, 7, 9, 17, 25, 33})
+    v.push_back({176, 144, 16, 4, Subpel::Quarter, Content::Smooth, Preds::Random, n % 2 == 1, n});
+  v.push_back({1920, 1080, 8, 4, Subpel::Quarter, Content::Real, Preds::Random, true, 5});
+  v.push_back({176, 144, 8, 2, Subpel::Half, Content::Noise, Preds::Random, false, 5});
   return v;
 }
 

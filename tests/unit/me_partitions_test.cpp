@@ -129,6 +129,57 @@ TEST(PartitionCosts, CostIsSadOfItsVectorPlusLambdaBits) {
   }
 }
 
+// MeParams::refined_partitions: partitions before it as the full refinement leaves them, the
+// others as the integer search leaves them, for every boundary the encoder uses and others.
+TEST(PartialRefinement, RefinesThePrefixAndLeavesTheRestInteger) {
+  for (uint32_t seed : gvc_test::test_seeds({81, 82})) {
+    std::mt19937 rng(seed);
+    const int w = 72 + int(seed % 5), h = 40 + int(seed % 7);
+    Plane ref = gvc_test::textured_plane(rng, w, h);
+    Plane cur = gvc_test::shifted_plane(ref, -2, 3, rng, 12);
+    const int cols = gvc::mb_count(w), rows = gvc::mb_count(h);
+    std::vector<MvCost> preds(size_t(cols) * rows);
+    std::uniform_int_distribution<int> pd(-30, 30);
+    for (auto& p : preds) p = {int16_t(pd(rng)), int16_t(pd(rng)), 0};
+    MeParams params;
+    params.range = 8;
+    params.lambda = 5;
+    params.predictors = preds.data();
+    params.subpel = Subpel::None;
+    const auto integer = gvc_test::cpu_search(cur.view(), ref.view(), params);
+    params.subpel = Subpel::Quarter;
+    const auto full = gvc_test::cpu_search(cur.view(), ref.view(), params);
+    int moved = 0;  // partitions the refinement moved: the test would see a prefix left out
+    for (int n : {1, 5, 9, 20, 41}) {
+      SCOPED_TRACE("seed " + std::to_string(seed) + " refined_partitions " + std::to_string(n));
+      params.refined_partitions = n;
+      const auto got = gvc_test::cpu_search(cur.view(), ref.view(), params);
+      ASSERT_EQ(got.size(), full.size());
+      for (size_t mb = 0; mb < got.size(); mb++)
+        for (int i = 0; i < gvc::kNumPartitions; i++) {
+          const MvCost want = i < n ? full[mb].part[i] : integer[mb].part[i];
+          const MvCost g = got[mb].part[i];
+          ASSERT_TRUE(g.mvx == want.mvx && g.mvy == want.mvy && g.cost == want.cost)
+              << "MB " << mb << " partition " << i << ": " << gvc_test::describe(g) << ", want "
+              << gvc_test::describe(want);
+          moved += i < n && (full[mb].part[i].mvx != integer[mb].part[i].mvx ||
+                             full[mb].part[i].mvy != integer[mb].part[i].mvy);
+        }
+    }
+    EXPECT_GT(moved, 0);
+  }
+  // Out of range: refused.
+  std::mt19937 rng(3);
+  Plane a = gvc_test::random_plane(rng, 32, 32);
+  std::vector<gvc::MbPartitions> out(4);
+  gvc::MbPartitionField f{out.data(), 2, 2, gvc::MemoryLocation::Host};
+  MeParams p;
+  for (int n : {0, 42}) {
+    p.refined_partitions = n;
+    EXPECT_FALSE(gvc::make_cpu_motion_search()->run(a.view(), a.view(), p, f).ok()) << n;
+  }
+}
+
 // A 64x64 frame whose samples repeat with period 4 horizontally and/or vertically. The four
 // interior macroblocks see no frame edge for any vector of range 8.
 Plane periodic_plane(std::mt19937& rng, bool periodic_x, bool periodic_y, int shift_x,
