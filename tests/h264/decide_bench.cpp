@@ -1,7 +1,7 @@
 // decide_bench.cpp: CPU time of the mode decision on the CUDA backend's path (prepared intra searches and SATD caches) per P frame, and hashes of its decisions
 //
 // Usage: h264-decide-bench [--check] [--cold] [--wavefront] [--variants] [--full-only] [--frames N] [--reps N] [--qp QP]
-//                          [--refs N] [--size WxH]
+//                          [--refs N] [--size WxH] [--preset fast|medium|slow]
 // Encodes N frames of a pan over $GVC_ELEPHANTS (raw 4096x2304 luma; a synthetic picture
 // without it) on the CPU backend. Each P frame is prepared as the GPU would (prepare_intra_cpu,
 // prepare_satd_cpu with the pre-selections), then decided `reps` times on one thread in raster order (decide_mb and
@@ -271,6 +271,7 @@ std::vector<uint8_t> pan_frame(const std::vector<uint8_t>& pic, int w, int h, in
 struct Case {
   int w = 1920, h = 1080, qp = 26, refs = 1, slices = 1, frames = 4;
   IntraPruneMethod prune = IntraPruneMethod::None;
+  const SpeedPreset* preset = nullptr;  // cudah264enc's speed-preset, or the engine's defaults
 };
 
 // Encodes the case; false on an encoder error. `stream` gets the hash of the access units.
@@ -283,6 +284,7 @@ bool encode(const std::vector<uint8_t>& pic, const Case& c, Results& res, uint64
   p.ref_frames = c.refs;
   p.slices = c.slices;
   p.analyse.intra_prune = c.prune;
+  if (c.preset) apply_speed_preset(*c.preset, p);
   Encoder enc;
   if (!enc.init(p, &backend).ok()) return false;
   stream = 0xcbf29ce484222325ull;
@@ -297,7 +299,7 @@ bool encode(const std::vector<uint8_t>& pic, const Case& c, Results& res, uint64
 
 int usage() {
   std::fprintf(stderr, "usage: h264-decide-bench [--check] [--cold] [--wavefront] [--variants] [--full-only] [--frames N] "
-                       "[--reps N] [--qp QP] [--refs N] [--size WxH]\n");
+                       "[--reps N] [--qp QP] [--refs N] [--size WxH] [--preset fast|medium|slow]\n");
   return 2;
 }
 
@@ -320,6 +322,12 @@ int main(int argc, char** argv) {
     else if (a == "--qp") c.qp = std::atoi(v);
     else if (a == "--refs") c.refs = std::atoi(v);
     else if (a == "--size") { if (std::sscanf(v, "%dx%d", &c.w, &c.h) != 2) return usage(); }
+    else if (a == "--preset") {
+      static const SpeedPreset presets[] = {SpeedPreset::Fast, SpeedPreset::Medium, SpeedPreset::Slow};
+      const std::string s = v;
+      if (s != "fast" && s != "medium" && s != "slow") return usage();
+      c.preset = &presets[s == "fast" ? 0 : s == "medium" ? 1 : 2];
+    }
     else return usage();
   }
   const std::vector<uint8_t> pic = load_picture();
