@@ -321,7 +321,7 @@ __device__ __forceinline__ int units_of_partitions(int parts) {
   if (parts <= 5) return 16 + 8 * (parts - 1);
   if (parts <= 9) return 48 + 4 * (parts - 5);
   if (parts <= 25) return 64 + 2 * (parts - 9);
-  return 96 + (parts - 25);
+  return kUnits - (kNumPartitions - parts);
 }
 
 // Geometry in 4x4 blocks (x, y, w, h) of partition p, as common/mv/mv_field.cpp.
@@ -627,6 +627,8 @@ Status MeCore::search(const DevicePlane& cur, const DevicePlane& ref, int range,
                       uint32_t lambda, Subpel subpel, const MvCost* predictors,
                       MbPartitions* out, cudaStream_t stream, int refined_partitions) {
   if (lambda > 65535) return Status::error("lambda must be at most 65535");
+  if (refined_partitions < 1 || refined_partitions > kNumPartitions)  // nothing queued for it
+    return Status::error("refined_partitions must be between 1 and 41");
   GVC_TRY(integer_search(cur, ref, range, lambda, predictors, out, stream));
   if (subpel == Subpel::None) return {};
   GVC_TRY(build_qpel_planes(ref, range, stream));

@@ -406,6 +406,11 @@ TEST(BackendCheck, RejectsBadArguments) {
   p.lambda = 65536;
   EXPECT_FALSE(be->motion_search()->run(a.view(), a.view(), p, f).ok());
   p.lambda = 0;
+  for (int n : {0, 42}) {
+    p.refined_partitions = n;
+    EXPECT_FALSE(be->motion_search()->run(a.view(), a.view(), p, f).ok()) << "refined_partitions " << n;
+  }
+  p.refined_partitions = gvc::kNumPartitions;
   f.mb_cols = 3;
   EXPECT_FALSE(be->motion_search()->run(a.view(), a.view(), p, f).ok());
 }
