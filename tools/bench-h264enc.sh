@@ -3,7 +3,7 @@
 #
 # Usage: tools/bench-h264enc.sh BUILDDIR [FRAMES]   ($GVC_ELEPHANTS names the raw painting)
 # The same panning 1080p frames (bench-h264enc --write-raw) go through: bench-h264enc with the
-# CUDA backend (per-stage medians), cudah264enc in a CUDA-memory pipeline (cudaupload), and
+# CUDA backend (per-stage medians; the engine's defaults, then pipelined with the fast preset), cudah264enc in a CUDA-memory pipeline (cudaupload), and
 # x264enc ultrafast / veryfast / medium with threads=0, constrained-baseline, from the same
 # file; then cudah264enc and x264enc veryfast with a queue before them. fps = frames / wall
 # time of the encoding pipeline (file read and parse included), and the steady rate without
@@ -21,6 +21,8 @@ export GST_PLUGIN_PATH=$build/gst${GST_PLUGIN_PATH:+:$GST_PLUGIN_PATH}
 
 echo "== bench-h264enc, CUDA backend ($frames frames)"
 "$bench" --backend cuda --frames "$frames" --write-raw "$raw" || exit 1
+echo "== bench-h264enc, CUDA backend, pipelined, speed-preset fast ($frames frames)"
+"$bench" --backend cuda --frames "$frames" --pipelined 1 --preset fast || true
 echo "== bench-h264enc, CPU backend (5 frames)"
 "$bench" --backend cpu --frames 5 || true
 
