@@ -75,18 +75,32 @@ TEST(PartitionGeometry, OrderAsListedInMvField) {
 
 // Every partition's cost is the SAD of its own vector plus lambda * bits, and for an integer
 // search no partition could do better with the vector another partition chose.
+// A textured w x h reference, the current frame it moved by (dx, dy) with noise, and a random
+// predictor per macroblock within +-pred_range quarter samples.
+struct SearchInput {
+  Plane ref, cur;
+  std::vector<MvCost> preds;
+};
+SearchInput search_input(std::mt19937& rng, int w, int h, int dx, int dy, int noise, int pred_range) {
+  SearchInput in;
+  in.ref = gvc_test::textured_plane(rng, w, h);
+  in.cur = gvc_test::shifted_plane(in.ref, dx, dy, rng, noise);
+  in.preds.resize(size_t(gvc::mb_count(w)) * size_t(gvc::mb_count(h)));
+  std::uniform_int_distribution<int> pd(-pred_range, pred_range);
+  for (auto& p : in.preds) p = {int16_t(pd(rng)), int16_t(pd(rng)), 0};
+  return in;
+}
+
 TEST(PartitionCosts, CostIsSadOfItsVectorPlusLambdaBits) {
   for (uint32_t seed : gvc_test::test_seeds({71, 72, 73})) {
     for (Subpel sp : {Subpel::None, Subpel::Half, Subpel::Quarter}) {
       SCOPED_TRACE("seed " + std::to_string(seed) + " subpel " + std::to_string(int(sp)));
       std::mt19937 rng(seed);
       const int w = 80 + int(seed % 5), h = 50 + int(seed % 7);
-      Plane ref = gvc_test::textured_plane(rng, w, h);
-      Plane cur = gvc_test::shifted_plane(ref, 3, -2, rng, 8);
+      const SearchInput in = search_input(rng, w, h, 3, -2, 8, 40);
+      const Plane &ref = in.ref, &cur = in.cur;
+      const std::vector<MvCost>& preds = in.preds;
       const int cols = gvc::mb_count(w), rows = gvc::mb_count(h);
-      std::vector<MvCost> preds(size_t(cols) * rows);
-      std::uniform_int_distribution<int> pd(-40, 40);
-      for (auto& p : preds) p = {int16_t(pd(rng)), int16_t(pd(rng)), 0};
       MeParams params;
       params.range = 12;
       params.lambda = 6;
@@ -134,17 +148,12 @@ TEST(PartitionCosts, CostIsSadOfItsVectorPlusLambdaBits) {
 TEST(PartialRefinement, RefinesThePrefixAndLeavesTheRestInteger) {
   for (uint32_t seed : gvc_test::test_seeds({81, 82})) {
     std::mt19937 rng(seed);
-    const int w = 72 + int(seed % 5), h = 40 + int(seed % 7);
-    Plane ref = gvc_test::textured_plane(rng, w, h);
-    Plane cur = gvc_test::shifted_plane(ref, -2, 3, rng, 12);
-    const int cols = gvc::mb_count(w), rows = gvc::mb_count(h);
-    std::vector<MvCost> preds(size_t(cols) * rows);
-    std::uniform_int_distribution<int> pd(-30, 30);
-    for (auto& p : preds) p = {int16_t(pd(rng)), int16_t(pd(rng)), 0};
+    const SearchInput in = search_input(rng, 72 + int(seed % 5), 40 + int(seed % 7), -2, 3, 12, 30);
+    const Plane &ref = in.ref, &cur = in.cur;
     MeParams params;
     params.range = 8;
     params.lambda = 5;
-    params.predictors = preds.data();
+    params.predictors = in.preds.data();
     params.subpel = Subpel::None;
     const auto integer = gvc_test::cpu_search(cur.view(), ref.view(), params);
     params.subpel = Subpel::Quarter;
