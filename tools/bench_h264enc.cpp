@@ -49,7 +49,8 @@ int main(int argc, char** argv) {
   std::string backend_name = "cuda", raw_path;
   int w = 1920, h = 1080, frames = 30, qp = 26, refs = 1, keyint = 0;
   bool pipelined = false, device_input = false;
-  std::string preset;
+  gvc::h264::SpeedPreset preset{};
+  bool has_preset = false;
   for (int i = 1; i < argc; i++) {
     const std::string a = argv[i];
     const char* v = i + 1 < argc ? argv[i + 1] : nullptr;
@@ -63,8 +64,7 @@ int main(int argc, char** argv) {
     else if (a == "--pipelined") pipelined = std::atoi(v) != 0;
     else if (a == "--keyint") keyint = std::atoi(v);
     else if (a == "--device-input") device_input = std::atoi(v) != 0;
-    else if (a == "--preset" && (std::string(v) == "fast" || std::string(v) == "medium" || std::string(v) == "slow"))
-      preset = v;
+    else if (a == "--preset" && gvc::h264::parse_speed_preset(v, &preset)) has_preset = true;
     else return usage();
     i++;
   }
@@ -135,11 +135,7 @@ int main(int argc, char** argv) {
   p.rc.qp = qp;
   p.ref_frames = refs;
   if (keyint > 0) p.keyint_max = keyint;
-  if (!preset.empty())
-    gvc::h264::apply_speed_preset(preset == "fast"     ? gvc::h264::SpeedPreset::Fast
-                                  : preset == "medium" ? gvc::h264::SpeedPreset::Medium
-                                                       : gvc::h264::SpeedPreset::Slow,
-                                  p);
+  if (has_preset) gvc::h264::apply_speed_preset(preset, p);
   gvc::h264::Encoder enc;
   gvc::Status st = enc.init(p, backend.get());
   if (st.ok()) st = enc.set_pipelined(pipelined);

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 
 #include "common/dsp/intra_prune.h"
 
@@ -48,6 +49,15 @@ struct EncoderParams {
 
 // cudah264enc's speed-preset: the analysis of each (apply_speed_preset).
 enum class SpeedPreset { Fast, Medium, Slow };
+
+// The preset called `name` ("fast", "medium" or "slow", as the property's nicks) into *out;
+// false for any other name.
+inline bool parse_speed_preset(const char* name, SpeedPreset* out) {
+  const std::string n = name ? name : "";
+  if (n != "fast" && n != "medium" && n != "slow") return false;
+  *out = n == "fast" ? SpeedPreset::Fast : n == "medium" ? SpeedPreset::Medium : SpeedPreset::Slow;
+  return true;
+}
 
 // Sets p.analyse's search range, shapes and refinement for `preset`.
 inline void apply_speed_preset(SpeedPreset preset, EncoderParams& p) {

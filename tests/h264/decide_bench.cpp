@@ -271,7 +271,8 @@ std::vector<uint8_t> pan_frame(const std::vector<uint8_t>& pic, int w, int h, in
 struct Case {
   int w = 1920, h = 1080, qp = 26, refs = 1, slices = 1, frames = 4;
   IntraPruneMethod prune = IntraPruneMethod::None;
-  const SpeedPreset* preset = nullptr;  // cudah264enc's speed-preset, or the engine's defaults
+  bool has_preset = false;  // cudah264enc's speed-preset `preset`, else the engine's defaults
+  SpeedPreset preset = SpeedPreset::Medium;
 };
 
 // Encodes the case; false on an encoder error. `stream` gets the hash of the access units.
@@ -284,7 +285,7 @@ bool encode(const std::vector<uint8_t>& pic, const Case& c, Results& res, uint64
   p.ref_frames = c.refs;
   p.slices = c.slices;
   p.analyse.intra_prune = c.prune;
-  if (c.preset) apply_speed_preset(*c.preset, p);
+  if (c.has_preset) apply_speed_preset(c.preset, p);
   Encoder enc;
   if (!enc.init(p, &backend).ok()) return false;
   stream = 0xcbf29ce484222325ull;
@@ -323,10 +324,8 @@ int main(int argc, char** argv) {
     else if (a == "--refs") c.refs = std::atoi(v);
     else if (a == "--size") { if (std::sscanf(v, "%dx%d", &c.w, &c.h) != 2) return usage(); }
     else if (a == "--preset") {
-      static const SpeedPreset presets[] = {SpeedPreset::Fast, SpeedPreset::Medium, SpeedPreset::Slow};
-      const std::string s = v;
-      if (s != "fast" && s != "medium" && s != "slow") return usage();
-      c.preset = &presets[s == "fast" ? 0 : s == "medium" ? 1 : 2];
+      if (!parse_speed_preset(v, &c.preset)) return usage();
+      c.has_preset = true;
     }
     else return usage();
   }
