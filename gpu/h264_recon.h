@@ -117,7 +117,9 @@ class H264ReconCore {
   // the caches' slots) into *presel (else null). They point at host memory valid until the next
   // call. The source goes up here unless job.src_on_device. me_host[0, job.num_refs) receive
   // host views of job.me: fields in device memory (motion_results()) are read there and
-  // downloaded meanwhile, host ones are uploaded for the SATD caches and passed on as they are.
+  // downloaded meanwhile (only the partitions the decision reads, me_partitions_read: the
+  // others of those views are stale), host ones are uploaded for the SATD caches and passed on
+  // as they are.
   // With `satd_rows`, it may return with only the SATD caches of the first *satd_rows rows of
   // macroblocks there; the others are there once rest_prepared() has returned true or
   // wait_prepared() has returned, and the caller calls wait_prepared() before the next call in
@@ -167,7 +169,9 @@ class H264ReconCore {
   // prepare_decision()'s parts: job's analysis for the kernels, a download to the host on
   // prep_down_ behind the work queued on made_on, and the intra search queued on ip.
   Status device_analysis(const h264::DecideJob& job, cudaStream_t s, h264::MbAnalysis* out);
-  Status download_prep(void* dst, const void* src, size_t bytes, cudaStream_t made_on);
+  // With rows > 1: `bytes` of each of `rows` rows `pitch` apart (the same pitch on both sides).
+  Status download_prep(void* dst, const void* src, size_t bytes, cudaStream_t made_on, size_t rows = 1,
+                       size_t pitch = 0);
   Status queue_intra(const h264::DecideJob& job, const h264::MbAnalysis& a, cudaStream_t ip);
   // The entry holding picture `id`, or null.
   RefEntry* held_entry(uint64_t id);

@@ -188,10 +188,8 @@ Status Encoder::motion_search(int num_refs, const PlaneView& src_luma) {
   mp.range = params_.analyse.search_range;
   mp.lambda = uint32_t(lambda_for_qp(params_.rc.qp));  // lambda_motion of seed 003
   mp.subpel = params_.analyse.subpel ? Subpel::Quarter : Subpel::None;
-  // Only the shapes the decision reads (pre-selection and choose_inter) are refined: the
-  // 16x16, 16x8 and 8x16 partitions come first in the field, the 8x8 ones next.
-  const auto& an = params_.analyse;
-  mp.refined_partitions = an.part8x8 ? (an.sub8x8 ? kNumPartitions : kPart8x4) : an.part16x8 ? kPart8x8 : kPart16x8;
+  // Only the shapes the decision reads (pre-selection and choose_inter) are refined.
+  mp.refined_partitions = me_partitions_read(decide_flags());
   for (int r = 0; r < num_refs; r++) {
     MbPartitionField& field = me_fields_[size_t(r)];
     if (MbPartitions* there = recon_->motion_results(r, mb_width_ * mb_height_))

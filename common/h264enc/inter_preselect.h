@@ -51,6 +51,14 @@ GVC_HD void me_partition_rect(int idx, int* x, int* y, int* w, int* h) {
   }
 }
 
+// How many of the ME core's partitions the decision reads with flags `f` (preselect and
+// choose_inter alike), a prefix of mv_field.h's order: 16x16; then 16x8 and 8x16 (part16x8);
+// then the 8x8s (part8x8), and their sub-partitions (sub8x8). The rest may be left unrefined
+// (MeParams::refined_partitions) and need not come to the host.
+GVC_HD int me_partitions_read(const DecideFlags& f) {
+  return f.part8x8 ? (f.sub8x8 ? kNumPartitions : kPart8x4) : f.part16x8 ? kPart8x8 : kPart16x8;
+}
+
 // Seed 002's pre-selection of macroblock (a.mx, a.my): see Preselection.
 GVC_HD Preselection preselect(const MbAnalysis& a) {
   Preselection sel;
@@ -63,7 +71,7 @@ GVC_HD Preselection preselect(const MbAnalysis& a) {
   if (a.num_refs == 1) {
     me = a.me[0][addr].part;
   } else {
-    for (int i = 0; i < kNumPartitions; i++) {
+    for (int i = 0; i < me_partitions_read(p); i++) {
       uint32_t c = UINT32_MAX;
       for (int r = 0; r < a.num_refs; r++) c = a.me[r][addr].part[i].cost < c ? a.me[r][addr].part[i].cost : c;
       best_of_refs.part[i].cost = c;

@@ -30,6 +30,9 @@ struct Counts {
   int late_inputs_waits = 0;     // decisions whose inputs past the first rows came later: their waits
   int decided_before_inputs = 0;  // macroblocks past those rows decided before the wait ended
   int differing_with_late_inputs = 0;
+  // decisions with the ME partitions past me_partitions_read replaced (none may change: the
+  // CUDA backend brings only the others to the host), and with those before it replaced
+  int differing_with_unread_me_changed = 0, differing_with_read_me_changed = 0;
   std::string first_diff;
 };
 
@@ -118,6 +121,27 @@ class CheckingReconstructor final : public FrameReconstructor {
     }
     st = cpu_->decide(job);
     if (!st.ok()) return st;
+    // The ME partitions the decision does not read, then those it reads, replaced by nonsense.
+    std::vector<Macroblock> unread(n), read(n);
+    if (job.num_refs) {
+      const int parts = me_partitions_read(job.analysis.flags);
+      for (const bool past : {true, false}) {
+        std::vector<std::vector<MbPartitions>> fields(size_t(job.num_refs));
+        std::vector<MbPartitionField> views(size_t(job.num_refs));
+        for (int r = 0; r < job.num_refs; r++) {
+          fields[size_t(r)].assign(job.me[r].data, job.me[r].data + n);
+          for (MbPartitions& m : fields[size_t(r)])
+            for (int k = past ? parts : 0; k < (past ? kNumPartitions : parts); k++) m.part[k] = MvCost{-36, 52, 3};
+          views[size_t(r)] = job.me[r];
+          views[size_t(r)].data = fields[size_t(r)].data();
+        }
+        DecideJob u = job;
+        u.me = views.data();
+        u.mbs = past ? unread.data() : read.data();
+        st = cpu_->decide(u);
+        if (!st.ok()) return st;
+      }
+    }
     const MbAnalysis a = frame_analysis(job);
     IntraPrepScratch scratch;
     for (size_t i = 0; i < n; i++) {
@@ -145,6 +169,8 @@ class CheckingReconstructor final : public FrameReconstructor {
       }
       if (job.num_refs && !same_decision(zeroed[i], job.mbs[i])) counts_.differing_with_zeroed_cache++;
       if (job.num_refs && !same_decision(other[i], job.mbs[i])) counts_.differing_with_other_presel++;
+      if (job.num_refs && !same_decision(unread[i], job.mbs[i])) counts_.differing_with_unread_me_changed++;
+      if (job.num_refs && !same_decision(read[i], job.mbs[i])) counts_.differing_with_read_me_changed++;
       counts_.differing_with_late_inputs += !same_decision(with[i], late[i]);
       if (!same_decision(with[i], job.mbs[i]) && !counts_.differing++)
         counts_.first_diff = "macroblock " + std::to_string(x) + "," + std::to_string(y) + ": type " +
@@ -165,12 +191,13 @@ struct Case {
   int qp, slices;
   IntraPruneMethod prune;
   int refs;
+  bool fast = false;  // speed-preset fast's analysis (16x16, 16x8, 8x16; 5 ME partitions read)
 };
 
 // The clip's first frames at 352x288: an IDR (Intra_4x4 next to Intra_4x4 nearly everywhere)
 // and P frames (intra macroblocks, some Intra_4x4, among inter ones; every partition shape),
 // in one or three slices (neighbours across a slice edge are not available), with and without
-// intra pruning, one to three references.
+// intra pruning, one to three references, and with the fast preset's shapes.
 TEST(DecidePrep, DecisionsWithThePreparedSearchesEqualTheSearch) {
   const std::string ffmpeg = test::find_ffmpeg();
   ASSERT_FALSE(ffmpeg.empty()) << "ffmpeg is not installed (scripts/test.sh installs it)";
@@ -190,7 +217,7 @@ TEST(DecidePrep, DecisionsWithThePreparedSearchesEqualTheSearch) {
 
   Counts total;
   for (const Case c : {Case{20, 1, IntraPruneMethod::None, 1}, Case{30, 3, IntraPruneMethod::Kirsch, 3},
-                       Case{38, 1, IntraPruneMethod::Sobel, 2}}) {
+                       Case{38, 1, IntraPruneMethod::Sobel, 2}, Case{26, 1, IntraPruneMethod::None, 2, true}}) {
     Counts counts;
     CpuBackendWith backend([&] { return std::make_unique<CheckingReconstructor>(counts); });
     EncoderParams p;
@@ -200,6 +227,7 @@ TEST(DecidePrep, DecisionsWithThePreparedSearchesEqualTheSearch) {
     p.slices = c.slices;
     p.analyse.intra_prune = c.prune;
     p.ref_frames = c.refs;
+    if (c.fast) apply_speed_preset(SpeedPreset::Fast, p);
     Encoder enc;
     ASSERT_TRUE(enc.init(p, &backend).ok());
     for (int i = 0; i < frames; i++) {
@@ -220,6 +248,9 @@ TEST(DecidePrep, DecisionsWithThePreparedSearchesEqualTheSearch) {
     EXPECT_EQ(counts.late_inputs_waits, 0) << "qp " << c.qp << ": wait_inputs() not called once per decision";
     EXPECT_EQ(counts.decided_before_inputs, 0) << "qp " << c.qp << ": macroblocks decided before their inputs";
     EXPECT_EQ(counts.differing_with_late_inputs, 0) << "qp " << c.qp << ": decisions changed by late inputs";
+    EXPECT_EQ(counts.differing_with_unread_me_changed, 0)
+        << "qp " << c.qp << ": decisions read ME partitions past me_partitions_read";
+    EXPECT_GT(counts.differing_with_read_me_changed, 0) << "qp " << c.qp << ": the ME partitions are not read";
     total.prep_used += counts.prep_used;
     total.prep_used_i4 += counts.prep_used_i4;
     total.searched_again += counts.searched_again;
