@@ -747,8 +747,9 @@ Status H264ReconCore::prepare_decision(const h264::DecideJob& job, cudaStream_t 
   const cudaStream_t dn = prep_down_.get();
   // The motion search's results left on the device first, behind the search (and the intra
   // search's download, queued before where start_intra_search() queued it).
-  // Only the partitions the decision reads come down (fast: 5 of the 41, 40 of each record's
-  // 328 bytes, a copy by rows): the others of the host view are stale.
+  // Only the partitions the decision reads come down, a copy by rows (fast: 5 of the 41, 40 of
+  // each record's 328 bytes; all 41: the rows are contiguous): the others of the host view are
+  // stale.
   const size_t me_bytes = size_t(mb_count) * sizeof(MbPartitions);
   const int me_read = h264::me_partitions_read(job.analysis.flags);
   if (job.me && job.num_refs) GVC_TRY(me_staging_.reserve(me_bytes * size_t(job.num_refs)));
@@ -756,13 +757,10 @@ Status H264ReconCore::prepare_decision(const h264::DecideJob& job, cudaStream_t 
     me_host[r] = job.me[r];
     if (job.me[r].loc != MemoryLocation::Device) continue;
     uint8_t* const staged = me_staging_.get<uint8_t>() + me_bytes * size_t(r);
-    if (me_read < kNumPartitions)
-      GVC_TRY(download_prep(staged, job.me[r].data, size_t(me_read) * sizeof(MvCost), analysis_ ? analysis_ : s,
-                            size_t(mb_count), sizeof(MbPartitions)));
-    else
-      GVC_TRY(download_prep(staged, job.me[r].data, me_bytes, analysis_ ? analysis_ : s));
-    me_host[r] = {reinterpret_cast<MbPartitions*>(me_staging_.get<uint8_t>() + me_bytes * size_t(r)),
-                  job.me[r].mb_cols, job.me[r].mb_rows, MemoryLocation::Host};
+    GVC_TRY(download_prep(staged, job.me[r].data, size_t(me_read) * sizeof(MvCost), analysis_ ? analysis_ : s,
+                          size_t(mb_count), sizeof(MbPartitions)));
+    me_host[r] = {reinterpret_cast<MbPartitions*>(staged), job.me[r].mb_cols, job.me[r].mb_rows,
+                  MemoryLocation::Host};
   }
   // The intra search reads no reference: queued by start_intra_search() where the source is
   // on the device already, on a stream of its own as soon as the source is there, beside the
