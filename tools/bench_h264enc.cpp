@@ -16,6 +16,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <optional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -49,8 +50,7 @@ int main(int argc, char** argv) {
   std::string backend_name = "cuda", raw_path;
   int w = 1920, h = 1080, frames = 30, qp = 26, refs = 1, keyint = 0;
   bool pipelined = false, device_input = false;
-  gvc::h264::SpeedPreset preset{};
-  bool has_preset = false;
+  std::optional<gvc::h264::SpeedPreset> preset;  // the engine's defaults without one
   for (int i = 1; i < argc; i++) {
     const std::string a = argv[i];
     const char* v = i + 1 < argc ? argv[i + 1] : nullptr;
@@ -64,7 +64,7 @@ int main(int argc, char** argv) {
     else if (a == "--pipelined") pipelined = std::atoi(v) != 0;
     else if (a == "--keyint") keyint = std::atoi(v);
     else if (a == "--device-input") device_input = std::atoi(v) != 0;
-    else if (a == "--preset" && gvc::h264::parse_speed_preset(v, &preset)) has_preset = true;
+    else if (a == "--preset" && gvc::h264::parse_speed_preset(v, &preset.emplace())) {}
     else return usage();
     i++;
   }
@@ -135,7 +135,7 @@ int main(int argc, char** argv) {
   p.rc.qp = qp;
   p.ref_frames = refs;
   if (keyint > 0) p.keyint_max = keyint;
-  if (has_preset) gvc::h264::apply_speed_preset(preset, p);
+  if (preset) gvc::h264::apply_speed_preset(*preset, p);
   gvc::h264::Encoder enc;
   gvc::Status st = enc.init(p, backend.get());
   if (st.ok()) st = enc.set_pipelined(pipelined);

@@ -29,6 +29,7 @@
 #include <cstring>
 #include <fstream>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -271,8 +272,7 @@ std::vector<uint8_t> pan_frame(const std::vector<uint8_t>& pic, int w, int h, in
 struct Case {
   int w = 1920, h = 1080, qp = 26, refs = 1, slices = 1, frames = 4;
   IntraPruneMethod prune = IntraPruneMethod::None;
-  bool has_preset = false;  // cudah264enc's speed-preset `preset`, else the engine's defaults
-  SpeedPreset preset = SpeedPreset::Medium;
+  std::optional<SpeedPreset> preset = std::nullopt;  // cudah264enc's speed-preset, or the engine's defaults
 };
 
 // Encodes the case; false on an encoder error. `stream` gets the hash of the access units.
@@ -285,7 +285,7 @@ bool encode(const std::vector<uint8_t>& pic, const Case& c, Results& res, uint64
   p.ref_frames = c.refs;
   p.slices = c.slices;
   p.analyse.intra_prune = c.prune;
-  if (c.has_preset) apply_speed_preset(c.preset, p);
+  if (c.preset) apply_speed_preset(*c.preset, p);
   Encoder enc;
   if (!enc.init(p, &backend).ok()) return false;
   stream = 0xcbf29ce484222325ull;
@@ -324,8 +324,7 @@ int main(int argc, char** argv) {
     else if (a == "--refs") c.refs = std::atoi(v);
     else if (a == "--size") { if (std::sscanf(v, "%dx%d", &c.w, &c.h) != 2) return usage(); }
     else if (a == "--preset") {
-      if (!parse_speed_preset(v, &c.preset)) return usage();
-      c.has_preset = true;
+      if (!parse_speed_preset(v, &c.preset.emplace())) return usage();
     }
     else return usage();
   }
