@@ -5,9 +5,10 @@
 # The same panning 1080p frames (bench-h264enc --write-raw) go through: bench-h264enc with the
 # CUDA backend (per-stage medians; the engine's defaults, then pipelined with the fast preset),
 # cudah264enc in a CUDA-memory pipeline (cudaupload), and x264enc ultrafast / veryfast /
-# medium with threads=0, constrained-baseline, from the same file; then cudah264enc and x264enc veryfast with a queue before them. fps = frames / wall
-# time of the encoding pipeline (file read and parse included), and the steady rate without
-# the start-up (see run()).
+# medium with threads=0, constrained-baseline, from the same file; then cudah264enc and
+# x264enc veryfast with a queue before them. fps = frames / wall time of the encoding
+# pipeline (file read and parse included), and the steady rate without the start-up (see
+# run()).
 # bench-h264enc-live (GPU hosts) also times the steady rates at the sink, every frame queued
 # in an appsrc (cudah264enc from CUDA memory, x264enc veryfast from system memory), and pushes
 # frames from CUDA memory at 30 fps, as cameras would: per-frame latency with tune=zerolatency,
